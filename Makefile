@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# sroce: software RoCE v2 RDMA device (kernel module + libibverbs provider).
+#
+#   make                 build sroce.ko for the running kernel and the provider
+#   make KDIR=/path      build the module against other kernel headers
+#   make install         install sroce.ko (updates/) and the provider (as root)
+#   make unit            build and run the userspace unit tests
+#   make demo            two QEMU guests with sroce devices (see README.md)
+#   make check           everything CI runs; ends with "N passed, N failed"
+#
+# The kernel-side rules live in Kbuild.  Each kernel is built in its own
+# shadow tree under build/kmod/<release>/ so builds for several kernels do not
+# trample on each other's objects.
+
+KVER ?= $(shell uname -r)
+KDIR ?= /lib/modules/$(KVER)/build
+BUILD ?= $(CURDIR)/build
+PREFIX ?= /usr
+W ?= 1
+SROCE_VERSION := $(shell git -C $(CURDIR) describe --always --dirty --tags 2>/dev/null)
+
+krel = $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+kmod_dir = $(BUILD)/kmod/$(krel)
+
+.PHONY: all module provider userspace unit install install-module \
+	install-provider demo check clean help
+
+all: module provider
+
+help:
+	@sed -n '3,12p' Makefile
+
+module:
+	@test -n "$(krel)" || { echo "sroce: no kernel headers at $(KDIR);" \
+		"install linux-headers-$(KVER) or pass KDIR=" >&2; exit 1; }
+	@mkdir -p $(kmod_dir)
+	@cp -rsf $(CURDIR)/Kbuild $(CURDIR)/kernel $(CURDIR)/include $(kmod_dir)/
+	$(MAKE) -C $(KDIR) M=$(kmod_dir) W=$(W) SROCE_VERSION=$(SROCE_VERSION) modules
+	@echo "sroce: built $(kmod_dir)/sroce.ko"
+
+$(BUILD)/userspace/CMakeCache.txt:
+	cmake -S $(CURDIR)/userspace -B $(BUILD)/userspace \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+
+provider userspace: $(BUILD)/userspace/CMakeCache.txt
+	cmake --build $(BUILD)/userspace -j$(shell nproc)
+
+unit: userspace
+	ctest --test-dir $(BUILD)/userspace --output-on-failure
+
+install: install-module install-provider
+
+install-module: module
+	$(MAKE) -C $(KDIR) M=$(kmod_dir) INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(krel)
+
+install-provider: provider
+	cmake --install $(BUILD)/userspace
+
+demo:
+	$(CURDIR)/scripts/demo
+
+check:
+	$(CURDIR)/scripts/check
+
+clean:
+	rm -rf $(BUILD)

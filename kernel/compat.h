@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel-version differences, all in one place.
+ *
+ * sroce builds against Debian's 6.1 and 6.12 kernels.  Code elsewhere uses
+ * only the names defined here where the two differ.  Kbuild probes the target
+ * kernel's headers for each feature (SROCE_HAVE_*) rather than trusting
+ * version numbers, which distribution kernels bend with backports, and
+ * force-includes this header.
+ */
+#ifndef SROCE_COMPAT_H
+#define SROCE_COMPAT_H
+
+struct ib_device;
+struct ib_udata;
+struct uverbs_attr_bundle;
+
+/*
+ * "Pass uverbs_attr_bundle as part of .create_cq" (6.12 has it, 6.1 not)
+ * changed the last argument of ib_device_ops.create_cq from the udata to the
+ * attribute bundle.  SROCE_CREATE_CQ_ARG is the type of that argument and
+ * sroce_create_cq_udata() recovers the udata, NULL for kernel consumers.
+ */
+#ifdef SROCE_HAVE_CREATE_CQ_ATTRS
+#define SROCE_CREATE_CQ_ARG struct uverbs_attr_bundle
+#define sroce_create_cq_udata(attrs) ((attrs) ? &(attrs)->driver_udata : NULL)
+#else
+#define SROCE_CREATE_CQ_ARG struct ib_udata
+#define sroce_create_cq_udata(udata) (udata)
+#endif
+
+/*
+ * Newer kernels (6.12, not 6.1) let a driver record that the user chose the
+ * device name (rdma link add NAME), which keeps udev's rdma_rename away from
+ * it.  Older ones have no such record, and rdma_rename leaves devices without
+ * a parent alone anyway.
+ */
+#ifndef SROCE_HAVE_NAME_ASSIGN_TYPE
+static inline void ib_mark_name_assigned_by_user(struct ib_device *ibdev)
+{
+}
+#endif
+
+#endif /* SROCE_COMPAT_H */

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/debug/sroce: object and drop counters for tests and debugging.
+ * Debugfs is optional; when it is missing or locked down the counters still
+ * count, they are only not visible.
+ */
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "debugfs.h"
+
+atomic_t sroce_objs[SROCE_OBJ_KINDS];
+atomic64_t sroce_drops[SROCE_DROP_REASONS];
+
+static const char *const obj_names[SROCE_OBJ_KINDS] = {
+	[SROCE_OBJ_DEVICE] = "devices",
+	[SROCE_OBJ_UCONTEXT] = "ucontexts",
+	[SROCE_OBJ_PD] = "pds",
+	[SROCE_OBJ_UDP_SOCKET] = "udp_sockets",
+};
+
+static const char *const drop_names[SROCE_DROP_REASONS] = {
+	[SROCE_DROP_NO_QP] = "no_qp",
+};
+
+static struct dentry *sroce_dir;
+
+static int objects_show(struct seq_file *s, void *unused)
+{
+	int i;
+
+	for (i = 0; i < SROCE_OBJ_KINDS; i++)
+		seq_printf(s, "%s %d\n", obj_names[i], atomic_read(&sroce_objs[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(objects);
+
+static int rx_drops_show(struct seq_file *s, void *unused)
+{
+	int i;
+
+	for (i = 0; i < SROCE_DROP_REASONS; i++)
+		seq_printf(s, "%s %lld\n", drop_names[i],
+			   (long long)atomic64_read(&sroce_drops[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rx_drops);
+
+void sroce_debugfs_init(void)
+{
+	sroce_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("objects", 0444, sroce_dir, NULL, &objects_fops);
+	debugfs_create_file("rx_drops", 0444, sroce_dir, NULL, &rx_drops_fops);
+}
+
+void sroce_debugfs_exit(void)
+{
+	debugfs_remove(sroce_dir);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SROCE_DEBUGFS_H
+#define SROCE_DEBUGFS_H
+
+#include <linux/atomic.h>
+
+/*
+ * Module-wide counts of live objects, for leak checks: after every device is
+ * gone each count must be back to zero.  Read from
+ * /sys/kernel/debug/sroce/objects.
+ */
+enum sroce_obj_kind {
+	SROCE_OBJ_DEVICE,
+	SROCE_OBJ_UCONTEXT,
+	SROCE_OBJ_PD,
+	SROCE_OBJ_UDP_SOCKET,
+	SROCE_OBJ_KINDS,
+};
+
+/* Packets dropped on receive, by reason.  Read from .../sroce/rx_drops. */
+enum sroce_drop_reason {
+	SROCE_DROP_NO_QP,
+	SROCE_DROP_REASONS,
+};
+
+extern atomic_t sroce_objs[SROCE_OBJ_KINDS];
+extern atomic64_t sroce_drops[SROCE_DROP_REASONS];
+
+static inline void sroce_obj_get(enum sroce_obj_kind kind)
+{
+	atomic_inc(&sroce_objs[kind]);
+}
+
+static inline void sroce_obj_put(enum sroce_obj_kind kind)
+{
+	atomic_dec(&sroce_objs[kind]);
+}
+
+static inline void sroce_drop_count(enum sroce_drop_reason why)
+{
+	atomic64_inc(&sroce_drops[why]);
+}
+
+void sroce_debugfs_init(void);
+void sroce_debugfs_exit(void);
+
+#endif /* SROCE_DEBUGFS_H */

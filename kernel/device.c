@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device lifetime: creation by "rdma link add", removal by "rdma link delete",
+ * netdev unregistration or module unload, and port state that follows the
+ * netdev.
+ *
+ * Locking:
+ *  - link_mutex serialises newlink, so that the one-device-per-netdev check
+ *    and the registration that makes the device visible are atomic.  It is
+ *    held across ib_register_device(), which takes RTNL, so it must never be
+ *    taken under RTNL: the netdev notifier does not take it.
+ *  - The netdev notifier runs under RTNL and finds devices through ib_core's
+ *    netdev index (ib_device_get_by_netdev), which holds a device reference
+ *    for the duration of the event.
+ *  - port_state is updated with xchg(), so the event for a transition is
+ *    dispatched once whichever context notices it.
+ */
+#include <linux/if_arp.h>
+#include <linux/mutex.h>
+#include <rdma/ib_verbs.h>
+
+#include "core/guid.h"
+#include "debugfs.h"
+#include "device.h"
+#include "net.h"
+#include "verbs.h"
+
+static DEFINE_MUTEX(link_mutex);
+
+struct sroce_port_status sroce_device_port_status(struct sroce_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+
+	return sroce_port_status(netif_running(ndev), netif_carrier_ok(ndev),
+				 READ_ONCE(ndev->mtu));
+}
+
+/* Announce a port state change to ib_core and its clients (and userspace). */
+static void sroce_device_port_sync(struct sroce_dev *sdev)
+{
+	int state = sroce_device_port_status(sdev).state;
+	struct ib_event event = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+	};
+
+	if (xchg(&sdev->port_state, state) == state)
+		return;
+	event.event = state == SROCE_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+						   IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&event);
+}
+
+/*
+ * Called by ib_core when the device is freed, after every op has returned,
+ * and by ib_dealloc_device() on a failed creation: it releases only what was
+ * taken.
+ */
+void sroce_device_dealloc_driver(struct ib_device *ibdev)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibdev);
+
+	ida_destroy(&sdev->pd_ida);
+	if (sdev->net_held)
+		sroce_net_put();
+	if (sdev->ndev)
+		netdev_put(sdev->ndev, &sdev->ndev_tracker);
+	sroce_obj_put(SROCE_OBJ_DEVICE);
+}
+
+static void sroce_device_init_ibdev(struct sroce_dev *sdev,
+				    struct net_device *ndev)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	ibdev->local_dma_lkey = 0;
+	sroce_guid_from_mac((u8 *)&ibdev->node_guid, ndev->dev_addr);
+	snprintf(ibdev->node_desc, sizeof(ibdev->node_desc), "sroce %s",
+		 ndev->name);
+	ida_init(&sdev->pd_ida);
+	sdev->port_state = SROCE_PORT_DOWN;
+}
+
+static int sroce_device_create(const char *name, struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+	int err;
+
+	sdev = ib_alloc_device(sroce_dev, ibdev);
+	if (!sdev)
+		return -ENOMEM;
+	sroce_device_init_ibdev(sdev, ndev);
+	/* From here on, ib_dealloc_device() calls dealloc_driver. */
+	ib_set_device_ops(&sdev->ibdev, &sroce_verbs_ops);
+	ib_set_device_ops(&sdev->ibdev, &sroce_unimplemented_ops);
+	sroce_obj_get(SROCE_OBJ_DEVICE);
+	sdev->ndev = ndev;
+	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
+
+	err = sroce_net_get();
+	if (err)
+		goto err_dealloc;
+	sdev->net_held = true;
+
+	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
+	if (err)
+		goto err_dealloc;
+	ib_mark_name_assigned_by_user(&sdev->ibdev);
+
+	/*
+	 * The initial state is taken before registration: once registered,
+	 * a concurrent netdev unregistration may free the device at any time,
+	 * so it is not touched again here.  query_port always reads the live
+	 * state; only the event for a change during registration is lost.
+	 */
+	sdev->port_state = sroce_device_port_status(sdev).state;
+	err = ib_register_device(&sdev->ibdev, name, NULL);
+	if (err)
+		goto err_dealloc;
+	pr_info("%s: added on %s\n", name, ndev->name);
+	return 0;
+
+err_dealloc:
+	ib_dealloc_device(&sdev->ibdev);
+	return err;
+}
+
+/* rdma_link_ops.newlink: "rdma link add NAME type sroce netdev DEV". */
+int sroce_device_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	struct ib_device *other;
+	int err;
+
+	if (ndev->type != ARPHRD_ETHER) {
+		pr_err("cannot add %s: %s is not an Ethernet device\n",
+		       ibdev_name, ndev->name);
+		return -EINVAL;
+	}
+
+	mutex_lock(&link_mutex);
+	other = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
+	if (other) {
+		pr_err("cannot add %s: %s already has sroce device %s\n",
+		       ibdev_name, ndev->name, dev_name(&other->dev));
+		ib_device_put(other);
+		err = -EEXIST;
+		goto out;
+	}
+	err = sroce_device_create(ibdev_name, ndev);
+out:
+	mutex_unlock(&link_mutex);
+	return err;
+}
+
+static int sroce_device_netdev_event(struct notifier_block *nb,
+				     unsigned long event, void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct ib_device *ibdev;
+
+	ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
+	if (!ibdev)
+		return NOTIFY_DONE;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		/* Drops the netdev reference from the unregistration work. */
+		ib_unregister_device_queued(ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+		sroce_device_port_sync(to_sroce_dev(ibdev));
+		break;
+	}
+	ib_device_put(ibdev);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block sroce_device_netdev_nb = {
+	.notifier_call = sroce_device_netdev_event,
+};
+
+int sroce_device_init(void)
+{
+	return register_netdevice_notifier(&sroce_device_netdev_nb);
+}
+
+void sroce_device_exit(void)
+{
+	unregister_netdevice_notifier(&sroce_device_netdev_nb);
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SROCE_DEVICE_H
+#define SROCE_DEVICE_H
+
+#include <linux/idr.h>
+#include <linux/netdevice.h>
+#include <rdma/ib_verbs.h>
+
+#include "core/port.h"
+
+/*
+ * One sroce RDMA device, bound to one Ethernet netdev for its whole life.
+ *
+ * Lifetime: allocated by newlink, owned by ib_core once registered, freed by
+ * ib_core after dealloc_driver (sroce_device_dealloc_driver) has dropped what
+ * the device holds.  ndev is held with a tracked reference from creation to
+ * dealloc_driver, so it is valid whenever an op can run.
+ */
+struct sroce_dev {
+	struct ib_device ibdev;
+	struct net_device *ndev;
+	netdevice_tracker ndev_tracker;
+	bool net_held;			/* holds a reference on the UDP endpoint */
+	int port_state;			/* enum sroce_port_state last announced */
+	struct ida pd_ida;		/* PD numbers, 1..SROCE_MAX_PD */
+};
+
+static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct sroce_dev, ibdev);
+}
+
+struct sroce_port_status sroce_device_port_status(struct sroce_dev *sdev);
+void sroce_device_dealloc_driver(struct ib_device *ibdev);
+int sroce_device_newlink(const char *ibdev_name, struct net_device *ndev);
+int sroce_device_init(void);
+void sroce_device_exit(void);
+
+#endif /* SROCE_DEVICE_H */

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Device limits.  Every number query_device or query_port reports comes from
+ * here, and each is enforced where the object is created; a limit of zero
+ * means the object type is not implemented yet.  Documentation/admin-guide.md
+ * lists the same table.
+ */
+#ifndef SROCE_LIMITS_H
+#define SROCE_LIMITS_H
+
+#define SROCE_MAX_PD		(1 << 16)	/* pd_ida range */
+#define SROCE_GID_TABLE_LEN	128		/* ib_core's GID cache size */
+#define SROCE_PKEY_TABLE_LEN	1		/* RoCE has only the default */
+#define SROCE_DEFAULT_PKEY	0xffff
+#define SROCE_MAX_INLINE_DATA	0		/* no QPs yet */
+
+#endif /* SROCE_LIMITS_H */

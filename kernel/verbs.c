@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_device_ops of the control path: device and port queries, user contexts
+ * and protection domains.  Argument checking and udata copies live here;
+ * protocol logic does not.
+ */
+#include <linux/minmax.h>
+#include <rdma/ib_verbs.h>
+
+#include "core/port.h"
+#include "device.h"
+#include "debugfs.h"
+#include "limits.h"
+#include "verbs.h"
+#include "version.h"
+
+/* The core's port tables are indexed by these IBTA values, so pin them. */
+static_assert((int)SROCE_MTU_256 == (int)IB_MTU_256);
+static_assert((int)SROCE_MTU_4096 == (int)IB_MTU_4096);
+static_assert((int)SROCE_PORT_DOWN == (int)IB_PORT_DOWN);
+static_assert((int)SROCE_PORT_ACTIVE == (int)IB_PORT_ACTIVE);
+static_assert((int)SROCE_PHYS_POLLING == (int)IB_PORT_PHYS_STATE_POLLING);
+static_assert((int)SROCE_PHYS_DISABLED == (int)IB_PORT_PHYS_STATE_DISABLED);
+static_assert((int)SROCE_PHYS_LINK_UP == (int)IB_PORT_PHYS_STATE_LINK_UP);
+
+static int sroce_query_device(struct ib_device *ibdev,
+			      struct ib_device_attr *attr,
+			      struct ib_udata *udata)
+{
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = 0;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->vendor_id = SROCE_VENDOR_ID;
+	attr->vendor_part_id = SROCE_VENDOR_PART_ID;
+	attr->hw_ver = SROCE_UVERBS_ABI_VERSION;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->max_pd = SROCE_MAX_PD;
+	attr->max_pkeys = SROCE_PKEY_TABLE_LEN;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID;
+	/* Lets "rdma link delete" remove the device. */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	return 0;
+}
+
+static int sroce_query_port(struct ib_device *ibdev, u32 port,
+			    struct ib_port_attr *attr)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibdev);
+	struct sroce_port_status st = sroce_device_port_status(sdev);
+	bool usable;
+
+	attr->state = (enum ib_port_state)st.state;
+	attr->phys_state = st.phys_state;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = (enum ib_mtu)sroce_mtu_from_netdev(READ_ONCE(sdev->ndev->mtu),
+							      &usable);
+	attr->gid_tbl_len = SROCE_GID_TABLE_LEN;
+	attr->pkey_tbl_len = SROCE_PKEY_TABLE_LEN;
+	attr->max_vl_num = 1;
+	return ib_get_eth_speed(ibdev, port, &attr->active_speed,
+				&attr->active_width);
+}
+
+/*
+ * RoCE v2 only: without IB_MAD and IB_CM in the capabilities ib_core creates
+ * no GSI QP on this device, which sroce cannot host before it has QPs.
+ */
+static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port,
+				    struct ib_port_immutable *immutable)
+{
+	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+	immutable->gid_tbl_len = SROCE_GID_TABLE_LEN;
+	immutable->pkey_tbl_len = SROCE_PKEY_TABLE_LEN;
+	immutable->max_mad_size = 0;
+	return 0;
+}
+
+static enum rdma_link_layer sroce_get_link_layer(struct ib_device *ibdev,
+						 u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int sroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			    u16 *pkey)
+{
+	if (index >= SROCE_PKEY_TABLE_LEN)
+		return -EINVAL;
+	*pkey = SROCE_DEFAULT_PKEY;
+	return 0;
+}
+
+static void sroce_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%s", SROCE_VERSION);
+}
+
+static int sroce_alloc_ucontext(struct ib_ucontext *ibuc,
+				struct ib_udata *udata)
+{
+	struct sroce_alloc_ucontext_resp resp = {
+		.abi_version = SROCE_UVERBS_ABI_VERSION,
+		.max_inline_data = SROCE_MAX_INLINE_DATA,
+	};
+	int err;
+
+	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	if (err)
+		return err;
+	sroce_obj_get(SROCE_OBJ_UCONTEXT);
+	return 0;
+}
+
+static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+	sroce_obj_put(SROCE_OBJ_UCONTEXT);
+}
+
+/*
+ * Called when the device goes away under a process that still has it open.
+ * ib_core has already destroyed the process's objects; sroce keeps no other
+ * per-context state, so there is nothing left to cut off.  Providing the op
+ * is what lets "rdma link delete" and module unload proceed instead of
+ * waiting for every such process to exit.
+ */
+static void sroce_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibpd->device);
+	struct sroce_pd *pd = to_sroce_pd(ibpd);
+	struct sroce_alloc_pd_resp resp = {};
+	int pdn, err;
+
+	pdn = ida_alloc_range(&sdev->pd_ida, 1, SROCE_MAX_PD, GFP_KERNEL);
+	if (pdn < 0)
+		return pdn == -ENOSPC ? -ENOMEM : pdn;
+	pd->pdn = pdn;
+
+	if (udata) {
+		resp.pdn = pdn;
+		err = ib_copy_to_udata(udata, &resp,
+				       min(udata->outlen, sizeof(resp)));
+		if (err)
+			goto err_free;
+	}
+	sroce_obj_get(SROCE_OBJ_PD);
+	return 0;
+
+err_free:
+	ida_free(&sdev->pd_ida, pdn);
+	return err;
+}
+
+static int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibpd->device);
+
+	ida_free(&sdev->pd_ida, to_sroce_pd(ibpd)->pdn);
+	sroce_obj_put(SROCE_OBJ_PD);
+	return 0;
+}
+
+const struct ib_device_ops sroce_verbs_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = SROCE_DRIVER_ID,
+	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
+
+	.dealloc_driver = sroce_device_dealloc_driver,
+	.query_device = sroce_query_device,
+	.query_port = sroce_query_port,
+	.get_port_immutable = sroce_get_port_immutable,
+	.get_link_layer = sroce_get_link_layer,
+	.query_pkey = sroce_query_pkey,
+	.get_dev_fw_str = sroce_get_dev_fw_str,
+	.alloc_ucontext = sroce_alloc_ucontext,
+	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.disassociate_ucontext = sroce_disassociate_ucontext,
+	.alloc_pd = sroce_alloc_pd,
+	.dealloc_pd = sroce_dealloc_pd,
+
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+};
