@@ -31,8 +31,8 @@ struct sroce_port_status sroce_device_port_status(struct sroce_dev *sdev)
 {
 	struct net_device *ndev = sdev->ndev;
 
-	return sroce_port_status(netif_running(ndev), netif_carrier_ok(ndev),
-				 READ_ONCE(ndev->mtu));
+	return sroce_port_evaluate(netif_running(ndev), netif_carrier_ok(ndev),
+				   READ_ONCE(ndev->mtu));
 }
 
 /* Announce a port state change to ib_core and its clients (and userspace). */

@@ -10,7 +10,7 @@
 #include "core/port.h"
 #include "device.h"
 #include "debugfs.h"
-#include "limits.h"
+#include "dev_limits.h"
 #include "verbs.h"
 #include "version.h"
 

@@ -31,8 +31,8 @@ enum sroce_mtu sroce_mtu_from_netdev(u32 netdev_mtu, bool *usable)
  * carrier is still polling for a peer.  Only an up netdev with carrier and
  * room for RoCE packets makes the port ACTIVE.
  */
-struct sroce_port_status sroce_port_status(bool admin_up, bool carrier,
-					   u32 netdev_mtu)
+struct sroce_port_status sroce_port_evaluate(bool admin_up, bool carrier,
+					     u32 netdev_mtu)
 {
 	struct sroce_port_status st = {
 		.state = SROCE_PORT_DOWN,

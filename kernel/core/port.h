@@ -46,7 +46,7 @@ struct sroce_port_status {
 	enum sroce_phys_state phys_state;
 };
 
-struct sroce_port_status sroce_port_status(bool admin_up, bool carrier,
-					   u32 netdev_mtu);
+struct sroce_port_status sroce_port_evaluate(bool admin_up, bool carrier,
+					     u32 netdev_mtu);
 
 #endif /* SROCE_CORE_PORT_H */

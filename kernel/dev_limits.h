@@ -5,8 +5,8 @@
  * means the object type is not implemented yet.  Documentation/admin-guide.md
  * lists the same table.
  */
-#ifndef SROCE_LIMITS_H
-#define SROCE_LIMITS_H
+#ifndef SROCE_DEV_LIMITS_H
+#define SROCE_DEV_LIMITS_H
 
 #define SROCE_MAX_PD		(1 << 16)	/* pd_ida range */
 #define SROCE_GID_TABLE_LEN	128		/* ib_core's GID cache size */
@@ -14,4 +14,4 @@
 #define SROCE_DEFAULT_PKEY	0xffff
 #define SROCE_MAX_INLINE_DATA	0		/* no QPs yet */
 
-#endif /* SROCE_LIMITS_H */
+#endif /* SROCE_DEV_LIMITS_H */
