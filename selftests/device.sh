@@ -1,0 +1,445 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Device life cycle of sroce in one guest: module load/unload, rdma link
+# add/delete, naming, attributes, GIDs, port state following the netdev,
+# netdev removal, reload cycles and the UDP port clash with rdma_rxe.
+#
+# Runs inside a test-bed guest started with --no-link (see
+# Documentation/testing.md); emits KTAP on stdout.
+
+. "$(dirname "$0")/lib/ktap.sh"
+
+IF=${SROCE_NETDEV:?run me through scripts/testbed}
+SYS=/sys/class/infiniband
+OBJS=/sys/kernel/debug/sroce/objects
+CYCLES=${SROCE_CYCLES:-50}
+
+# --- helpers ---------------------------------------------------------------
+
+port_attr() {		# DEV ATTR -> e.g. "4: ACTIVE"
+	cat "$SYS/$1/ports/1/$2"
+}
+
+port_state_is() {	# DEV STATE_WORD
+	case "$(port_attr "$1" state 2>/dev/null)" in
+	*": $2") return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
+dev_exists() { [ -d "$SYS/$1" ]; }
+dev_gone() { [ ! -e "$SYS/$1" ]; }
+
+gid_of() {		# ADDRESS -> GID as sysfs prints it
+	python3 -c 'import ipaddress, sys
+a = ipaddress.ip_address(sys.argv[1])
+if a.version == 4:
+    a = ipaddress.IPv6Address("::ffff:" + str(a))
+print(a.exploded)' "$1"
+}
+
+gid_index() {		# DEV GID -> index of a RoCE v2 entry holding GID
+	local f i
+	for f in "$SYS/$1"/ports/1/gids/*; do
+		i=${f##*/}
+		[ "$(cat "$f")" = "$2" ] || continue
+		[ "$(cat "$SYS/$1/ports/1/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+has_gid() { gid_index "$1" "$(gid_of "$2")" >/dev/null; }
+lacks_gid() { ! has_gid "$1" "$2"; }
+
+objects() {		# KIND -> live count from debugfs
+	awk -v k="$1" '$1 == k { print $2 }' "$OBJS"
+}
+
+objects_all_zero() {
+	awk '$2 != 0 { bad = 1 } END { exit bad }' "$OBJS"
+}
+
+unload() {
+	local d
+	for d in $(rdma link show 2>/dev/null | awk '{ print $2 }' | cut -d/ -f1); do
+		rdma link delete "$d" 2>/dev/null || true
+	done
+	if [ -d /sys/module/sroce ]; then
+		rmmod sroce
+	fi
+}
+
+fresh() {		# unload everything, load sroce
+	unload
+	modprobe sroce
+}
+
+add_link() {		# NAME NETDEV
+	rdma link add "$1" type sroce netdev "$2"
+	wait_for 10 dev_exists "$1" || fail "$1 did not appear"
+}
+
+mkdummy() {		# NAME
+	ip link add "$1" type dummy
+	ip link set "$1" up
+}
+
+# --- cases -----------------------------------------------------------------
+
+t_module_load() {
+	unload
+	modprobe sroce
+	[ -d /sys/module/sroce ] || fail "module not loaded"
+	dmesg_since_case | grep -q "sroce: loaded" || fail "no load message"
+	[ -r "$OBJS" ] || fail "no $OBJS"
+	objects_all_zero || fail "objects not zero after load: $(cat "$OBJS")"
+}
+
+t_link_add_autoloads_module() {
+	unload
+	[ ! -d /sys/module/sroce ] || fail "module still loaded"
+	rdma link add sroce0 type sroce netdev "$IF"
+	[ -d /sys/module/sroce ] || fail "rdma-link-sroce alias did not load sroce"
+	wait_for 10 dev_exists sroce0 || fail "sroce0 missing"
+	rdma link show sroce0/1
+	expect_match "$(rdma link show sroce0/1)" "netdev $IF\b" "rdma link show"
+}
+
+t_port_active() {
+	fresh
+	add_link sroce0 "$IF"
+	wait_for 10 port_state_is sroce0 ACTIVE || fail "not ACTIVE: $(port_attr sroce0 state)"
+	expect_eq "$(port_attr sroce0 phys_state)" "5: LinkUp" phys_state
+	expect_eq "$(port_attr sroce0 link_layer)" "Ethernet" link_layer
+	expect_match "$(rdma link show sroce0/1)" "state ACTIVE physical_state LINK_UP" "rdma link"
+	expect_eq "$(objects devices)" 1 "live devices"
+	expect_eq "$(objects udp_sockets)" 2 "UDP sockets (IPv4+IPv6)"
+	grep -q ":12B7 " /proc/net/udp || fail "nothing bound to UDP 4791 (IPv4)"
+	grep -q ":12B7 " /proc/net/udp6 || fail "nothing bound to UDP 4791 (IPv6)"
+}
+
+t_provider_binds() {
+	fresh
+	add_link sroce0 "$IF"
+	ibv_devices
+	ibv_devices | grep -qw sroce0 || fail "ibv_devices does not list sroce0"
+	ibv_devinfo -d sroce0 || fail "ibv_devinfo -d sroce0 failed"
+	expect_match "$(ibv_devinfo -d sroce0)" "state:[[:space:]]+PORT_ACTIVE" "port state"
+	expect_match "$(ibv_devinfo -d sroce0)" "link_layer:[[:space:]]+Ethernet" "link layer"
+	expect_match "$(ibv_devinfo -d sroce0)" "transport:[[:space:]]+InfiniBand" "transport"
+}
+
+t_node_guid() {
+	local mac guid rxe
+	fresh
+	add_link sroce0 "$IF"
+	mac=$(cat "/sys/class/net/$IF/address")
+	guid=$(cat "$SYS/sroce0/node_guid")
+	set -- $(echo "$mac" | tr ':' ' ')
+	expect_eq "$guid" "5253:$1$2:$3$4:$5$6" node_guid
+	rxe=$(printf '%02x%s:%sff:fe%s:%s%s' $((0x$1 ^ 2)) "$2" "$3" "$4" "$5" "$6")
+	[ "$guid" != "$rxe" ] || fail "node GUID equals the one rdma_rxe derives"
+	expect_match "$(ibv_devices)" "sroce0[[:space:]]+5253${1}${2}${3}${4}${5}${6}" "ibv_devices GUID"
+}
+
+t_device_attributes() {
+	local info
+	fresh
+	add_link sroce0 "$IF"
+	info=$(ibv_devinfo -v -d sroce0)
+	echo "$info"
+	expect_match "$info" "vendor_id:[[:space:]]+0xffffff" vendor_id
+	expect_match "$info" "vendor_part_id:[[:space:]]+21330" vendor_part_id
+	expect_match "$info" "max_pd:[[:space:]]+65536" max_pd
+	expect_match "$info" "max_pkeys:[[:space:]]+1" max_pkeys
+	expect_match "$info" "max_mtu:[[:space:]]+4096" max_mtu
+	expect_match "$info" "fw_ver:[[:space:]]+[0-9a-g]" fw_ver
+	expect_eq "$(cat "$SYS/sroce0/node_type")" "1: CA" node_type
+	expect_eq "$(cat "$SYS/sroce0/ports/1/pkeys/0")" "0xffff" pkey
+}
+
+t_gid_ipv4() {
+	fresh
+	add_link sroce0 "$IF"
+	wait_for 10 has_gid sroce0 "$SROCE_IP4" || fail "no RoCE v2 GID for $SROCE_IP4"
+	i=$(gid_index sroce0 "$(gid_of "$SROCE_IP4")")
+	expect_eq "$(cat "$SYS/sroce0/ports/1/gid_attrs/ndevs/$i")" "$IF" "GID netdev"
+	ibv_devinfo -v -d sroce0 | grep -F "::ffff:$SROCE_IP4" || fail "ibv_devinfo does not show the IPv4 GID"
+}
+
+t_gid_ipv6() {
+	fresh
+	add_link sroce0 "$IF"
+	wait_for 10 has_gid sroce0 "$SROCE_IP6" || fail "no RoCE v2 GID for $SROCE_IP6"
+	wait_for 10 gid_index sroce0 "fe80:0000:0000:0000:$(link_local_suffix)" >/dev/null ||
+		fail "no link-local GID"
+	# Only RoCE v2 GIDs: every populated entry is typed RoCE v2.
+	for t in "$SYS"/sroce0/ports/1/gid_attrs/types/*; do
+		v=$(cat "$t" 2>/dev/null) || continue
+		[ -z "$v" ] || expect_eq "$v" "RoCE v2" "type of GID ${t##*/}"
+	done
+}
+
+link_local_suffix() {	# the EUI-64 interface id of $IF, as sysfs prints it
+	ip -6 addr show dev "$IF" scope link | awk '/inet6/ { print $2 }' | cut -d/ -f1 |
+		python3 -c 'import ipaddress, sys
+print(ipaddress.IPv6Address(sys.stdin.read().strip()).exploded[20:])'
+}
+
+t_gid_follows_addresses() {
+	fresh
+	add_link sroce0 "$IF"
+	ip addr add 198.51.100.7/24 dev "$IF"
+	ip -6 addr add 2001:db8:5352::7/64 dev "$IF" nodad
+	wait_for 10 has_gid sroce0 198.51.100.7 || fail "added IPv4 address has no GID"
+	wait_for 10 has_gid sroce0 2001:db8:5352::7 || fail "added IPv6 address has no GID"
+	ip addr del 198.51.100.7/24 dev "$IF"
+	ip -6 addr del 2001:db8:5352::7/64 dev "$IF"
+	wait_for 10 lacks_gid sroce0 198.51.100.7 || fail "removed IPv4 address keeps its GID"
+	wait_for 10 lacks_gid sroce0 2001:db8:5352::7 || fail "removed IPv6 address keeps its GID"
+	has_gid sroce0 "$SROCE_IP4" || fail "the original IPv4 GID went away"
+}
+
+active_mtu_is() {	# DEV BYTES
+	ibv_devinfo -d "$1" | grep -Eq "active_mtu:[[:space:]]+$2 "
+}
+
+t_mtu_follows_netdev() {
+	fresh
+	mkdummy sd0
+	add_link sroce_mtu sd0
+	for pair in 1500:1024 9000:4096 4188:4096 4187:2048 2200:2048 1100:512 348:256; do
+		ip link set sd0 mtu "${pair%%:*}"
+		wait_for 5 active_mtu_is sroce_mtu "${pair#*:}" ||
+			fail "netdev MTU ${pair%%:*}: $(ibv_devinfo -d sroce_mtu | grep active_mtu)"
+		port_state_is sroce_mtu ACTIVE || fail "not ACTIVE at MTU ${pair%%:*}"
+	done
+	# Too small for any RoCE packet: the port goes down, and comes back.
+	ip link set sd0 mtu 300
+	wait_for 5 port_state_is sroce_mtu DOWN || fail "port still up at MTU 300"
+	ip link set sd0 mtu 1500
+	wait_for 5 port_state_is sroce_mtu ACTIVE || fail "port not back at MTU 1500"
+	ip link del sd0
+}
+
+t_carrier_and_admin_state() {
+	local ev
+	fresh
+	ip link add sv0 type veth peer name sv1
+	ip link set sv0 up
+	ip link set sv1 up
+	add_link sroce_veth sv0
+	wait_for 10 port_state_is sroce_veth ACTIVE || fail "not ACTIVE with carrier"
+	ev=$(mktemp)
+	stdbuf -oL ibv_asyncwatch -d sroce_veth >"$ev" 2>&1 &
+	wpid=$!
+	sleep 1
+
+	ip link set sv1 down	# sv0 loses carrier
+	wait_for 10 port_state_is sroce_veth DOWN || fail "still up without carrier"
+	expect_eq "$(port_attr sroce_veth phys_state)" "2: Polling" "phys_state, no carrier"
+	ip link set sv1 up
+	wait_for 10 port_state_is sroce_veth ACTIVE || fail "not ACTIVE after carrier returned"
+	ip link set sv0 down	# admin down
+	wait_for 10 port_state_is sroce_veth DOWN || fail "still up when admin down"
+	expect_eq "$(port_attr sroce_veth phys_state)" "3: Disabled" "phys_state, admin down"
+	ip link set sv0 up
+	wait_for 10 port_state_is sroce_veth ACTIVE || fail "not ACTIVE after admin up"
+
+	wait_for 10 test "$(grep -c 'IBV_EVENT_PORT_ACTIVE' "$ev")" -ge 2 || true
+	kill "$wpid"
+	wait "$wpid" 2>/dev/null || true
+	cat "$ev"
+	expect_eq "$(grep -c 'IBV_EVENT_PORT_ERR' "$ev")" 2 "PORT_ERR events"
+	expect_eq "$(grep -c 'IBV_EVENT_PORT_ACTIVE' "$ev")" 2 "PORT_ACTIVE events"
+	rm -f "$ev"
+	ip link del sv0
+}
+
+t_second_device_on_netdev_refused() {
+	fresh
+	add_link sroce0 "$IF"
+	must_fail rdma link add sroce1 type sroce netdev "$IF"
+	dev_gone sroce1 || fail "sroce1 exists"
+	dmesg_since_case | grep -q "cannot add sroce1: $IF already has sroce device sroce0" ||
+		fail "no clear message in the kernel log"
+	port_state_is sroce0 ACTIVE || fail "sroce0 disturbed"
+}
+
+t_duplicate_name_refused() {
+	fresh
+	mkdummy sd0
+	add_link sroce0 "$IF"
+	must_fail rdma link add sroce0 type sroce netdev sd0
+	expect_eq "$(objects devices)" 1 "live devices"
+	ip link del sd0
+}
+
+t_any_name_binds_provider() {
+	local n i=0
+	fresh
+	for n in sroce7 myrdma rxe_lookalike0 mlx5_0 x; do
+		mkdummy "sdn$i"
+		add_link "$n" "sdn$i"
+		ibv_devinfo -d "$n" >/dev/null || fail "provider did not bind $n"
+		expect_match "$(ibv_devinfo -d "$n")" "vendor_part_id:[[:space:]]+21330" "$n part id"
+		i=$((i + 1))
+	done
+	must_fail rdma link add 'bad%d' type sroce netdev "$IF"
+	expect_eq "$(objects devices)" 5 "live devices"
+	for n in 0 1 2 3 4; do ip link del "sdn$n"; done
+	wait_for 10 test "$(objects devices)" = 0 || fail "devices left: $(objects devices)"
+}
+
+t_non_ethernet_refused() {
+	fresh
+	must_fail rdma link add sroce_lo type sroce netdev lo
+	dmesg_since_case | grep -q "lo is not an Ethernet device" || fail "no clear message"
+	must_fail rdma link add sroce_none type sroce netdev no_such_if
+	expect_eq "$(objects devices)" 0 "live devices"
+}
+
+t_several_devices_coexist() {
+	fresh
+	mkdummy sd0
+	mkdummy sd1
+	add_link sroce0 "$IF"
+	add_link sroce1 sd0
+	add_link sroce2 sd1
+	rdma link show
+	expect_eq "$(rdma link show | grep -c 'state ACTIVE')" 3 "ACTIVE links"
+	expect_eq "$(ibv_devices | grep -c sroce)" 3 "devices in ibv_devices"
+	rdma link delete sroce1
+	port_state_is sroce0 ACTIVE || fail "sroce0 disturbed"
+	port_state_is sroce2 ACTIVE || fail "sroce2 disturbed"
+	ip link del sd0
+	ip link del sd1
+}
+
+t_link_delete() {
+	fresh
+	add_link sroce0 "$IF"
+	rdma link delete sroce0
+	wait_for 10 dev_gone sroce0 || fail "sroce0 still present"
+	objects_all_zero || fail "objects left: $(cat "$OBJS")"
+	! grep -q ":12B7 " /proc/net/udp || fail "UDP 4791 still bound with no device"
+	must_fail rdma link delete sroce0
+}
+
+t_netdev_removal() {
+	fresh
+	mkdummy sd0
+	add_link sroce_gone sd0
+	timeout 30 ip link del sd0 || fail "netdev removal blocked"
+	wait_for 10 dev_gone sroce_gone || fail "device survived its netdev"
+	wait_for 10 objects_all_zero || fail "objects left: $(cat "$OBJS")"
+}
+
+t_delete_with_open_context() {
+	local ev
+	fresh
+	add_link sroce0 "$IF"
+	ev=$(mktemp)
+	stdbuf -oL ibv_asyncwatch -d sroce0 >"$ev" 2>&1 &
+	wpid=$!
+	wait_for 10 test "$(objects ucontexts)" = 1 || fail "asyncwatch holds no context"
+	timeout 30 rdma link delete sroce0 || fail "delete blocked by an open context"
+	wait_for 10 dev_gone sroce0 || fail "sroce0 still present"
+	sleep 1
+	kill "$wpid" 2>/dev/null || true
+	wait "$wpid" 2>/dev/null || true
+	cat "$ev"
+	grep -q IBV_EVENT_DEVICE_FATAL "$ev" || fail "process not told the device died"
+	rm -f "$ev"
+	objects_all_zero || fail "objects left: $(cat "$OBJS")"
+}
+
+t_unload_with_devices() {
+	fresh
+	mkdummy sd0
+	add_link sroce0 "$IF"
+	add_link sroce1 sd0
+	timeout 60 rmmod sroce || fail "rmmod failed or blocked"
+	dev_gone sroce0 || fail "sroce0 survived unload"
+	dev_gone sroce1 || fail "sroce1 survived unload"
+	[ -z "$(rdma link show 2>/dev/null)" ] || fail "links left: $(rdma link show)"
+	ip link del sd0
+}
+
+t_add_delete_cycles() {
+	local i mem0 mem1
+	fresh
+	mem0=$(awk '/^Slab:/ { print $2 }' /proc/meminfo)
+	for i in $(seq "$CYCLES"); do
+		rdma link add sroce0 type sroce netdev "$IF" || fail "add #$i"
+		ibv_devinfo -d sroce0 >/dev/null || fail "devinfo #$i"
+		rdma link delete sroce0 || fail "delete #$i"
+	done
+	objects_all_zero || fail "objects left after $CYCLES cycles: $(cat "$OBJS")"
+	mem1=$(awk '/^Slab:/ { print $2 }' /proc/meminfo)
+	echo "slab before ${mem0} kB, after ${mem1} kB"
+}
+
+t_load_unload_cycles() {
+	local i users0
+	unload
+	users0=$(awk '$1 == "ib_core" { print $3 }' /proc/modules)
+	for i in $(seq "$CYCLES"); do
+		modprobe sroce || fail "load #$i"
+		rdma link add sroce0 type sroce netdev "$IF" || fail "add #$i"
+		rmmod sroce || fail "unload #$i"
+	done
+	expect_eq "$(awk '$1 == "ib_core" { print $3 }' /proc/modules)" "$users0" "ib_core users"
+	[ -z "$(rdma link show 2>/dev/null)" ] || fail "links left"
+	! grep -q ":12B7 " /proc/net/udp || fail "UDP 4791 still bound"
+}
+
+t_rxe_port_clash() {
+	fresh
+	modprobe crc32_generic 2>/dev/null || true
+	# sroce holds 4791: rdma_rxe cannot load.
+	add_link sroce0 "$IF"
+	must_fail modprobe rdma_rxe
+	[ ! -d /sys/module/rdma_rxe ] || fail "rdma_rxe loaded next to an sroce device"
+	# rdma_rxe holds 4791: adding an sroce link fails and says why.
+	rdma link delete sroce0
+	modprobe rdma_rxe || fail "rdma_rxe does not load once sroce released the port"
+	must_fail rdma link add sroce0 type sroce netdev "$IF"
+	dmesg_since_case | grep -q "UDP port 4791: it is already in use (rdma_rxe" ||
+		fail "no clear message about the port clash"
+	expect_eq "$(objects devices)" 0 "live devices"
+	rmmod rdma_rxe
+	add_link sroce0 "$IF"
+	wait_for 10 port_state_is sroce0 ACTIVE || fail "sroce0 not ACTIVE after rdma_rxe left"
+}
+
+ktap_main \
+	t_module_load \
+	t_link_add_autoloads_module \
+	t_port_active \
+	t_provider_binds \
+	t_node_guid \
+	t_device_attributes \
+	t_gid_ipv4 \
+	t_gid_ipv6 \
+	t_gid_follows_addresses \
+	t_mtu_follows_netdev \
+	t_carrier_and_admin_state \
+	t_second_device_on_netdev_refused \
+	t_duplicate_name_refused \
+	t_any_name_binds_provider \
+	t_non_ethernet_refused \
+	t_several_devices_coexist \
+	t_link_delete \
+	t_netdev_removal \
+	t_delete_with_open_context \
+	t_unload_with_devices \
+	t_add_delete_cycles \
+	t_load_unload_cycles \
+	t_rxe_port_clash
+rc=$?
+unload
+exit $rc

@@ -1,0 +1,137 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Minimal KTAP producer for sroce's guest tests.
+#
+# A test file defines one shell function per test case and ends with
+#     ktap_main test_one test_two ...
+# Each case runs in its own subshell with `set -e`; its output becomes KTAP
+# diagnostic lines.  A case passes by returning 0, fails on any failing
+# command or explicit `fail MSG`, and is skipped (always with a reason) by
+# `skip REASON`.  An argument gtest:BINARY stands for every GoogleTest case
+# of BINARY, each run as its own KTAP case.  ktap_main prints the plan first,
+# one result line per case, and exits 0 only if nothing failed.  A marker is written to the kernel log
+# before each case so that dmesg_since_case shows what the case caused.
+
+KTAP_PASS=0
+KTAP_FAIL=0
+KTAP_SKIP=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+skip() {
+	echo "$*" >"$KTAP_SKIPFILE"
+	exit 4
+}
+
+# expect_eq ACTUAL EXPECTED WHAT
+expect_eq() {
+	[ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
+}
+
+# expect_match TEXT ERE WHAT
+expect_match() {
+	printf '%s\n' "$1" | grep -Eq -- "$2" || fail "$3: '$1' does not match /$2/"
+}
+
+# wait_for SECONDS CMD... : poll CMD every 0.2 s until it succeeds.
+wait_for() {
+	local deadline=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$deadline" ] || return 1
+		sleep 0.2
+	done
+}
+
+# must_fail CMD... : CMD must exit non-zero; its output is kept for the log.
+must_fail() {
+	if "$@"; then
+		fail "expected failure: $*"
+	fi
+	return 0
+}
+
+dmesg_since_case() {
+	dmesg | sed -n "/sroce-selftest: begin $KTAP_CASE\$/,\$p"
+}
+
+# ktap_run_case N NAME CMD [ARGS...]: run one case, print its result line.
+ktap_run_case() {
+	local n=$1 name=$2 out rc reason t0
+	shift 2
+	out=$(mktemp)
+	KTAP_SKIPFILE=$(mktemp)
+	export KTAP_SKIPFILE
+	echo "sroce-selftest: begin $name" >/dev/kmsg 2>/dev/null || true
+	t0=$(date +%s.%N)
+	( KTAP_CASE=$name; set -e; "$@" ) >"$out" 2>&1 </dev/null
+	rc=$?
+	sed 's/^/# /' "$out"
+	awk -v a="$t0" -v b="$(date +%s.%N)" -v n="$name" 'BEGIN { printf "# %s: %.1f s\n", n, b - a }'
+	case $rc in
+	0)
+		echo "ok $n $name"
+		KTAP_PASS=$((KTAP_PASS + 1))
+		;;
+	4)
+		reason=$(cat "$KTAP_SKIPFILE")
+		echo "ok $n $name # SKIP ${reason:-no reason given}"
+		KTAP_SKIP=$((KTAP_SKIP + 1))
+		;;
+	*)
+		echo "not ok $n $name"
+		KTAP_FAIL=$((KTAP_FAIL + 1))
+		;;
+	esac
+	rm -f "$out" "$KTAP_SKIPFILE"
+}
+
+# gtest_cases BINARY: the Suite.Case names of a GoogleTest binary.
+gtest_cases() {
+	"$1" --gtest_list_tests | awk '
+		/^[^ ]/ { suite = $1; next }
+		/^  /   { print suite $1 }'
+}
+
+ktap_gtest_case() {
+	"$KTAP_GTEST_BIN" --gtest_filter="$1" --gtest_color=no
+}
+
+ktap_main() {
+	local n=0 name bin cases=()
+	for name in "$@"; do
+		case $name in
+		gtest:*)
+			bin=${name#gtest:}
+			[ -x "$bin" ] || { cases+=("missing:$bin"); continue; }
+			for name in $(gtest_cases "$bin"); do
+				cases+=("gtest:$bin:$name")
+			done
+			;;
+		*) cases+=("$name") ;;
+		esac
+	done
+	echo "KTAP version 1"
+	echo "1..${#cases[@]}"
+	for name in "${cases[@]}"; do
+		n=$((n + 1))
+		case $name in
+		missing:*)
+			echo "# test binary ${name#missing:} is not built"
+			echo "not ok $n ${name##*/}"
+			KTAP_FAIL=$((KTAP_FAIL + 1))
+			;;
+		gtest:*)
+			name=${name#gtest:}
+			KTAP_GTEST_BIN=${name%:*} ktap_run_case "$n" "${name##*:}" ktap_gtest_case "${name##*:}"
+			;;
+		*) ktap_run_case "$n" "$name" "$name" ;;
+		esac
+	done
+	echo "# totals: pass:$KTAP_PASS fail:$KTAP_FAIL skip:$KTAP_SKIP"
+	[ "$KTAP_FAIL" -eq 0 ]
+}

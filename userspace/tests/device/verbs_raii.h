@@ -1,0 +1,31 @@
+// RAII owners for libibverbs handles used by the device tests.
+#ifndef SROCE_TESTS_VERBS_RAII_H
+#define SROCE_TESTS_VERBS_RAII_H
+
+#include <infiniband/verbs.h>
+
+#include <memory>
+
+namespace sroce::test {
+
+struct DeviceListDeleter {
+	void operator()(ibv_device **l) const { ibv_free_device_list(l); }
+};
+struct ContextDeleter {
+	void operator()(ibv_context *c) const { ibv_close_device(c); }
+};
+struct PdDeleter {
+	void operator()(ibv_pd *p) const { ibv_dealloc_pd(p); }
+};
+struct CqDeleter {
+	void operator()(ibv_cq *c) const { ibv_destroy_cq(c); }
+};
+
+using DeviceList = std::unique_ptr<ibv_device *, DeviceListDeleter>;
+using Context = std::unique_ptr<ibv_context, ContextDeleter>;
+using Pd = std::unique_ptr<ibv_pd, PdDeleter>;
+using Cq = std::unique_ptr<ibv_cq, CqDeleter>;
+
+} // namespace sroce::test
+
+#endif
