@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Full uverbs responses as the sroce provider receives them: the core
+ * response defined by the kernel's <rdma/ib_user_verbs.h>, immediately
+ * followed by the sroce driver tail from <rdma/sroce-abi.h>.
+ *
+ * The kernel writes the driver tail at the first byte after the core
+ * response as the uverbs core sizes it (the method's declared response
+ * length on the write() path, the UHW_OUT attribute on the ioctl path; both
+ * start at offsetof(core, driver_data)).  libibverbs splits the buffer at
+ * sizeof(core).  The assertions make sure the compiler put the tail exactly
+ * there: a tail whose alignment exceeds the core's size (for example a __u64
+ * after the 4-byte ALLOC_PD response) would be padded away from where the
+ * kernel writes it.
+ *
+ * The core structures end in a flexible driver_data[] array and so cannot be
+ * followed by another member; each reply is therefore a union of the core
+ * response and a view that skips it to reach the tail.  Pass &reply.core and
+ * sizeof(reply) to the ibv_cmd_* helper, read the tail as reply.tail.drv.
+ *
+ * Requests for these commands carry no driver data, so they use the plain
+ * command layouts of verbs_private.h.
+ */
+#ifndef SROCE_PROVIDER_ABI_H
+#define SROCE_PROVIDER_ABI_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/sroce-abi.h>
+
+#define SROCE_REPLY(name, core_type, drv_type)				\
+	union name {							\
+		core_type core;						\
+		struct {						\
+			uint8_t skip_core[sizeof(core_type)];		\
+			drv_type drv;					\
+		} tail;							\
+	};								\
+	static_assert(offsetof(union name, tail.drv) ==			\
+			      offsetof(core_type, driver_data) &&	\
+		      sizeof(union name) ==				\
+			      sizeof(core_type) + sizeof(drv_type),	\
+		      #name ": driver tail not right after the core response")
+
+/* GET_CONTEXT (ibv_open_device) */
+SROCE_REPLY(sroce_get_context_reply, struct ib_uverbs_get_context_resp,
+	    struct sroce_alloc_ucontext_resp);
+static_assert(sizeof(union sroce_get_context_reply) == 24,
+	      "8-byte core response + 16-byte sroce tail");
+static_assert(offsetof(struct sroce_alloc_ucontext_resp, abi_version) == 0 &&
+	      offsetof(struct sroce_alloc_ucontext_resp, features) == 4 &&
+	      offsetof(struct sroce_alloc_ucontext_resp, max_inline_data) == 8,
+	      "sroce_alloc_ucontext_resp layout");
+
+/* ALLOC_PD (ibv_alloc_pd) */
+SROCE_REPLY(sroce_alloc_pd_reply, struct ib_uverbs_alloc_pd_resp,
+	    struct sroce_alloc_pd_resp);
+static_assert(sizeof(union sroce_alloc_pd_reply) == 12,
+	      "4-byte core response + 8-byte sroce tail");
+static_assert(offsetof(struct sroce_alloc_pd_resp, pdn) == 0,
+	      "sroce_alloc_pd_resp layout");
+
+#endif /* SROCE_PROVIDER_ABI_H */

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * sroce provider: user context lifetime and the table of context ops.
+ *
+ * Operations left NULL in sroce_ctx_ops keep libibverbs' defaults, which
+ * fail with EOPNOTSUPP (or ENOSYS); each object file that implements more
+ * verbs adds its entries here.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "abi.h"
+#include "sroce.h"
+
+static void sroce_context_free(struct ibv_context *ibctx);
+
+static const struct verbs_context_ops sroce_ctx_ops = {
+	.alloc_pd = sroce_pd_alloc,
+	.dealloc_pd = sroce_pd_dealloc,
+	.free_context = sroce_context_free,
+	.query_device_ex = sroce_query_device,
+	.query_port = sroce_query_port,
+};
+
+/*
+ * GET_CONTEXT creates the kernel ucontext.  The driver tail tells us which
+ * layout version the kernel speaks; the uverbs ABI version libibverbs matched
+ * on should already guarantee ours, but a zero here also catches a kernel
+ * that returned no driver data at all (the reply starts zeroed).
+ */
+static int sroce_get_context(struct sroce_context *ctx)
+{
+	struct verbs_cmd_get_context cmd = {};
+	union sroce_get_context_reply reply = {};
+	int ret;
+
+	ret = ibv_cmd_get_context(&ctx->base_ctx, &cmd, sizeof(cmd),
+				  &reply.core, sizeof(reply));
+	if (ret)
+		return ret;
+
+	if (reply.tail.drv.abi_version != SROCE_UVERBS_ABI_VERSION) {
+		sroce_err(ctx, "kernel speaks sroce ABI %u, provider %d",
+			  reply.tail.drv.abi_version,
+			  SROCE_UVERBS_ABI_VERSION);
+		return EPROTO;
+	}
+
+	ctx->features = reply.tail.drv.features;
+	ctx->max_inline_data = reply.tail.drv.max_inline_data;
+	return 0;
+}
+
+/*
+ * Owns cmd_fd from the start: both the libibverbs allocator and
+ * verbs_uninit_context() close it on failure, as libibverbs expects.
+ */
+struct verbs_context *sroce_context_alloc(struct ibv_device *ibdev,
+					  int cmd_fd, void *private_data)
+{
+	/* libibverbs takes the offset of base_ctx disguised as a pointer */
+	struct verbs_context *base_at = (struct verbs_context *)(uintptr_t)
+		offsetof(struct sroce_context, base_ctx);
+	struct sroce_context *ctx;
+	int ret;
+
+	(void)private_data;
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
+					    base_at, SROCE_DRIVER_ID);
+	if (!ctx)
+		return NULL;
+
+	ret = sroce_get_context(ctx);
+	if (ret) {
+		verbs_uninit_context(&ctx->base_ctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+
+	verbs_set_ops(&ctx->base_ctx, &sroce_ctx_ops);
+	return &ctx->base_ctx;
+}
+
+static void sroce_context_free(struct ibv_context *ibctx)
+{
+	struct sroce_context *ctx = to_sroce_ctx(ibctx);
+
+	verbs_uninit_context(&ctx->base_ctx);
+	free(ctx);
+}

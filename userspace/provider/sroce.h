@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Objects of the sroce libibverbs provider.
+ *
+ * Each wraps the libibverbs object it implements, embedded first as
+ * base_<obj>, so libibverbs and applications hold pointers to the base and
+ * the provider gets its own state back with to_sroce_<obj>().  Files: sroce.c
+ * registers the provider and owns the device, context.c the context and its
+ * ops table, query.c device and port queries, pd.c protection domains.  A
+ * new object (cq.c, qp.c, mr.c, ...) adds its wrapper here, its ops to the
+ * table in context.c, and its prototypes below.
+ */
+#ifndef SROCE_PROVIDER_H
+#define SROCE_PROVIDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "verbs_private.h"
+
+#define sroce_container_of(ptr, type, member)				\
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* One per ib_device bound to the provider; freed by uninit_device. */
+struct sroce_device {
+	struct verbs_device base_dev;
+};
+
+/* One per ibv_open_device(). */
+struct sroce_context {
+	struct verbs_context base_ctx;
+	uint32_t features;		/* enum sroce_ucontext_features */
+	uint32_t max_inline_data;	/* from the kernel, for post_send */
+};
+
+struct sroce_pd {
+	struct ibv_pd base_pd;
+	uint32_t pdn;			/* kernel's number, carried in WQEs */
+};
+
+static inline struct sroce_device *to_sroce_dev(struct ibv_device *ibdev)
+{
+	return sroce_container_of(ibdev, struct sroce_device,
+				  base_dev.device);
+}
+
+static inline struct sroce_context *to_sroce_ctx(struct ibv_context *ibctx)
+{
+	return sroce_container_of(ibctx, struct sroce_context,
+				  base_ctx.context);
+}
+
+static inline struct sroce_pd *to_sroce_pd(struct ibv_pd *ibpd)
+{
+	return sroce_container_of(ibpd, struct sroce_pd, base_pd);
+}
+
+/* Log through libibverbs (VERBS_LOG_LEVEL, VERBS_LOG_FILE). */
+#define sroce_err(ctx, fmt, ...)					\
+	__verbs_log(&(ctx)->base_ctx, VERBS_LOG_ERR, "sroce: %s: " fmt "\n", \
+		    (ctx)->base_ctx.context.device->name, ##__VA_ARGS__)
+
+/* context.c */
+struct verbs_context *sroce_context_alloc(struct ibv_device *ibdev,
+					  int cmd_fd, void *private_data);
+
+/* query.c */
+int sroce_query_device(struct ibv_context *ibctx,
+		       const struct ibv_query_device_ex_input *input,
+		       struct ibv_device_attr_ex *attr, size_t attr_size);
+int sroce_query_port(struct ibv_context *ibctx, uint8_t port_num,
+		     struct ibv_port_attr *attr);
+
+/* pd.c */
+struct ibv_pd *sroce_pd_alloc(struct ibv_context *ibctx);
+int sroce_pd_dealloc(struct ibv_pd *ibpd);
+
+#endif /* SROCE_PROVIDER_H */

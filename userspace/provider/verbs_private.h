@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The part of libibverbs' private provider interface (version node
+ * IBVERBS_PRIVATE_34) that the sroce provider uses.
+ *
+ * rdma-core does not install its provider header, and this project does not
+ * copy rdma-core code, so the few structures and functions the provider
+ * needs are declared here from the facts of the interface: names, member
+ * order, types.  libibverbs reads and writes these structures directly, so a
+ * layout that drifts from the library's corrupts memory silently.  Every
+ * structure is therefore pinned below with static_assert on its size and on
+ * the offset of every member the provider or libibverbs touches.
+ *
+ * Where the numbers come from: linux-rdma/rdma-core tag v44.0, which is the
+ * source of Debian 12's rdma-core 44.0-2 (IBVERBS_PABI_VERSION "34",
+ * CMakeLists.txt:84).  Structures and prototypes: libibverbs/driver.h (line
+ * numbers given at each declaration); the embedded list node:
+ * ccan/list.h:24-27; command layouts: libibverbs/kern-abi.h:76-97, 176, 193,
+ * 203.  The offsets were obtained by compiling the v44.0 definitions on
+ * x86_64 (LP64) and printing sizeof/offsetof.
+ *
+ * The private ABI changes with every rdma-core release that bumps
+ * IBVERBS_PABI_VERSION; such a libibverbs no longer defines
+ * verbs_register_driver_34@IBVERBS_PRIVATE_34, so dlopen() of this provider
+ * fails, which is the intended failure.  Porting to another PABI means re-checking every number
+ * in this file against that release.
+ *
+ * This header is included by C (the provider) and C++ (its unit tests).
+ */
+#ifndef SROCE_VERBS_PRIVATE_H
+#define SROCE_VERBS_PRIVATE_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#error "layouts below are checked for LP64 targets only"
+#endif
+
+/* -- Device matching (driver.h:192-208) ----------------------------------- */
+
+/* verbs_match_ent.kind values; sroce only ever uses DRIVER_ID. */
+enum {
+	VERBS_MATCH_SENTINEL = 0,
+	VERBS_MATCH_PCI = 1,
+	VERBS_MATCH_MODALIAS = 2,
+	VERBS_MATCH_DRIVER_ID = 3,
+};
+
+/* One row of a provider's match table; a zeroed row ends the table. */
+struct verbs_match_ent {
+	void *driver_data;
+	union {
+		const char *modalias;
+		uint64_t driver_id;
+	} u;
+	uint16_t vendor;
+	uint16_t device;
+	uint8_t kind;
+};
+static_assert(sizeof(struct verbs_match_ent) == 24, "v44 verbs_match_ent");
+static_assert(offsetof(struct verbs_match_ent, u.driver_id) == 8,
+	      "v44 verbs_match_ent.u");
+static_assert(offsetof(struct verbs_match_ent, vendor) == 16,
+	      "v44 verbs_match_ent.vendor");
+static_assert(offsetof(struct verbs_match_ent, device) == 18,
+	      "v44 verbs_match_ent.device");
+static_assert(offsetof(struct verbs_match_ent, kind) == 20,
+	      "v44 verbs_match_ent.kind");
+
+/*
+ * libibverbs' record of a sysfs/netlink device (driver.h:249-266).  The
+ * provider never looks inside it, so it stays incomplete here.
+ */
+struct verbs_sysfs_dev;
+
+/* -- Provider registration (driver.h:269-287) ------------------------------ */
+
+struct verbs_device;
+struct verbs_context;
+
+struct verbs_device_ops {
+	const char *name;
+	/* inclusive range of the uverbs ABI version the kernel reports */
+	uint32_t match_min_abi_version;
+	uint32_t match_max_abi_version;
+	const struct verbs_match_ent *match_table;
+	const struct verbs_device_ops **static_providers;
+	bool (*match_device)(struct verbs_sysfs_dev *sysfs_dev);
+	struct verbs_context *(*alloc_context)(struct ibv_device *device,
+					       int cmd_fd, void *private_data);
+	struct verbs_context *(*import_context)(struct ibv_device *device,
+						int cmd_fd);
+	struct verbs_device *(*alloc_device)(struct verbs_sysfs_dev *sysfs_dev);
+	void (*uninit_device)(struct verbs_device *device);
+};
+static_assert(sizeof(struct verbs_device_ops) == 72, "v44 verbs_device_ops");
+static_assert(offsetof(struct verbs_device_ops, match_min_abi_version) == 8,
+	      "v44 verbs_device_ops.match_min_abi_version");
+static_assert(offsetof(struct verbs_device_ops, match_max_abi_version) == 12,
+	      "v44 verbs_device_ops.match_max_abi_version");
+static_assert(offsetof(struct verbs_device_ops, match_table) == 16,
+	      "v44 verbs_device_ops.match_table");
+static_assert(offsetof(struct verbs_device_ops, static_providers) == 24,
+	      "v44 verbs_device_ops.static_providers");
+static_assert(offsetof(struct verbs_device_ops, match_device) == 32,
+	      "v44 verbs_device_ops.match_device");
+static_assert(offsetof(struct verbs_device_ops, alloc_context) == 40,
+	      "v44 verbs_device_ops.alloc_context");
+static_assert(offsetof(struct verbs_device_ops, import_context) == 48,
+	      "v44 verbs_device_ops.import_context");
+static_assert(offsetof(struct verbs_device_ops, alloc_device) == 56,
+	      "v44 verbs_device_ops.alloc_device");
+static_assert(offsetof(struct verbs_device_ops, uninit_device) == 64,
+	      "v44 verbs_device_ops.uninit_device");
+
+/*
+ * The registration entry point carries the PABI number in its name
+ * (driver.h:464-468), so a provider built for another rdma-core fails to
+ * resolve instead of misreading these structures.
+ */
+void verbs_register_driver_34(const struct verbs_device_ops *ops);
+
+/* -- Device object (driver.h:290-297) -------------------------------------- */
+
+/*
+ * libibverbs updates the reference count with C11 atomics.  C++ (the tests)
+ * cannot name C's atomic_int, and only needs the layout, so it sees a plain
+ * int of the same size.
+ */
+#ifdef __cplusplus
+typedef int verbs_refcount_t;
+#else
+#include <stdatomic.h>
+typedef atomic_int verbs_refcount_t;
+#endif
+static_assert(sizeof(verbs_refcount_t) == 4, "v44 atomic_int refcount");
+
+/*
+ * Allocated by the provider's alloc_device (with room for its own state
+ * after it) and filled in by libibverbs; ops and refcount belong to the
+ * library.
+ */
+struct verbs_device {
+	struct ibv_device device;		/* must stay first */
+	const struct verbs_device_ops *ops;
+	verbs_refcount_t refcount;
+	struct {				/* ccan struct list_node */
+		void *next;
+		void *prev;
+	} entry;
+	struct verbs_sysfs_dev *sysfs;
+	uint64_t core_support;
+};
+static_assert(sizeof(struct ibv_device) == 664, "v44 ibv_device");
+static_assert(sizeof(struct verbs_device) == 712, "v44 verbs_device");
+static_assert(offsetof(struct verbs_device, device) == 0,
+	      "v44 verbs_device.device");
+static_assert(offsetof(struct verbs_device, ops) == 664,
+	      "v44 verbs_device.ops");
+static_assert(offsetof(struct verbs_device, refcount) == 672,
+	      "v44 verbs_device.refcount");
+static_assert(offsetof(struct verbs_device, entry) == 680,
+	      "v44 verbs_device.entry");
+static_assert(offsetof(struct verbs_device, sysfs) == 696,
+	      "v44 verbs_device.sysfs");
+static_assert(offsetof(struct verbs_device, core_support) == 704,
+	      "v44 verbs_device.core_support");
+
+/* -- Context operations (driver.h:311-448) --------------------------------- */
+
+/* Private MR wrapper; only used by pointer in two slots. */
+struct verbs_mr;
+
+/*
+ * Every operation a provider can supply.  verbs_set_ops() copies the
+ * non-NULL slots and leaves libibverbs' defaults (EOPNOTSUPP/ENOSYS) in the
+ * others, so the provider fills in only what it implements.  The order is
+ * libibverbs'; the comment that starts each slot is its index, so slot N
+ * lies at byte offset 8 * N.  A slot the provider starts to set must get a
+ * VERBS_OPS_SLOT() assertion below.
+ */
+struct verbs_context_ops {
+	/*  0 */ int (*advise_mr)(struct ibv_pd *pd,
+		  enum ibv_advise_mr_advice advice, uint32_t flags,
+		  struct ibv_sge *sg_list, uint32_t num_sges);
+	/*  1 */ struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
+		  struct ibv_alloc_dm_attr *attr);
+	/*  2 */ struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd,
+		  enum ibv_mw_type type);
+	/*  3 */ struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
+	/*  4 */ struct ibv_pd *(*alloc_parent_domain)(
+		  struct ibv_context *context,
+		  struct ibv_parent_domain_init_attr *attr);
+	/*  5 */ struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
+	/*  6 */ struct ibv_td *(*alloc_td)(struct ibv_context *context,
+		  struct ibv_td_init_attr *init_attr);
+	/*  7 */ void (*async_event)(struct ibv_context *context,
+		  struct ibv_async_event *event);
+	/*  8 */ int (*attach_counters_point_flow)(
+		  struct ibv_counters *counters,
+		  struct ibv_counter_attach_attr *attr, struct ibv_flow *flow);
+	/*  9 */ int (*attach_mcast)(struct ibv_qp *qp,
+		  const union ibv_gid *gid, uint16_t lid);
+	/* 10 */ int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
+	/* 11 */ int (*close_xrcd)(struct ibv_xrcd *xrcd);
+	/* 12 */ void (*cq_event)(struct ibv_cq *cq);
+	/* 13 */ struct ibv_ah *(*create_ah)(struct ibv_pd *pd,
+		  struct ibv_ah_attr *attr);
+	/* 14 */ struct ibv_counters *(*create_counters)(
+		  struct ibv_context *context,
+		  struct ibv_counters_init_attr *init_attr);
+	/* 15 */ struct ibv_cq *(*create_cq)(struct ibv_context *context,
+		  int cqe, struct ibv_comp_channel *channel, int comp_vector);
+	/* 16 */ struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
+		  struct ibv_cq_init_attr_ex *init_attr);
+	/* 17 */ struct ibv_flow *(*create_flow)(struct ibv_qp *qp,
+		  struct ibv_flow_attr *flow_attr);
+	/* 18 */ struct ibv_flow_action *(*create_flow_action_esp)(
+		  struct ibv_context *context,
+		  struct ibv_flow_action_esp_attr *attr);
+	/* 19 */ struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
+		  struct ibv_qp_init_attr *attr);
+	/* 20 */ struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+		  struct ibv_qp_init_attr_ex *qp_init_attr_ex);
+	/* 21 */ struct ibv_rwq_ind_table *(*create_rwq_ind_table)(
+		  struct ibv_context *context,
+		  struct ibv_rwq_ind_table_init_attr *init_attr);
+	/* 22 */ struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
+		  struct ibv_srq_init_attr *srq_init_attr);
+	/* 23 */ struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
+		  struct ibv_srq_init_attr_ex *srq_init_attr_ex);
+	/* 24 */ struct ibv_wq *(*create_wq)(struct ibv_context *context,
+		  struct ibv_wq_init_attr *wq_init_attr);
+	/* 25 */ int (*dealloc_mw)(struct ibv_mw *mw);
+	/* 26 */ int (*dealloc_pd)(struct ibv_pd *pd);
+	/* 27 */ int (*dealloc_td)(struct ibv_td *td);
+	/* 28 */ int (*dereg_mr)(struct verbs_mr *vmr);
+	/* 29 */ int (*destroy_ah)(struct ibv_ah *ah);
+	/* 30 */ int (*destroy_counters)(struct ibv_counters *counters);
+	/* 31 */ int (*destroy_cq)(struct ibv_cq *cq);
+	/* 32 */ int (*destroy_flow)(struct ibv_flow *flow);
+	/* 33 */ int (*destroy_flow_action)(struct ibv_flow_action *action);
+	/* 34 */ int (*destroy_qp)(struct ibv_qp *qp);
+	/* 35 */ int (*destroy_rwq_ind_table)(
+		  struct ibv_rwq_ind_table *rwq_ind_table);
+	/* 36 */ int (*destroy_srq)(struct ibv_srq *srq);
+	/* 37 */ int (*destroy_wq)(struct ibv_wq *wq);
+	/* 38 */ int (*detach_mcast)(struct ibv_qp *qp,
+		  const union ibv_gid *gid, uint16_t lid);
+	/* 39 */ void (*free_context)(struct ibv_context *context);
+	/* 40 */ int (*free_dm)(struct ibv_dm *dm);
+	/* 41 */ int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
+	/* 42 */ struct ibv_dm *(*import_dm)(struct ibv_context *context,
+		  uint32_t dm_handle);
+	/* 43 */ struct ibv_mr *(*import_mr)(struct ibv_pd *pd,
+		  uint32_t mr_handle);
+	/* 44 */ struct ibv_pd *(*import_pd)(struct ibv_context *context,
+		  uint32_t pd_handle);
+	/* 45 */ int (*modify_cq)(struct ibv_cq *cq,
+		  struct ibv_modify_cq_attr *attr);
+	/* 46 */ int (*modify_flow_action_esp)(struct ibv_flow_action *action,
+		  struct ibv_flow_action_esp_attr *attr);
+	/* 47 */ int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		  int attr_mask);
+	/* 48 */ int (*modify_qp_rate_limit)(struct ibv_qp *qp,
+		  struct ibv_qp_rate_limit_attr *attr);
+	/* 49 */ int (*modify_srq)(struct ibv_srq *srq,
+		  struct ibv_srq_attr *srq_attr, int srq_attr_mask);
+	/* 50 */ int (*modify_wq)(struct ibv_wq *wq,
+		  struct ibv_wq_attr *wq_attr);
+	/* 51 */ struct ibv_qp *(*open_qp)(struct ibv_context *context,
+		  struct ibv_qp_open_attr *attr);
+	/* 52 */ struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
+		  struct ibv_xrcd_init_attr *xrcd_init_attr);
+	/* 53 */ int (*poll_cq)(struct ibv_cq *cq, int num_entries,
+		  struct ibv_wc *wc);
+	/* 54 */ int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad_wr);
+	/* 55 */ int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		  struct ibv_send_wr **bad_wr);
+	/* 56 */ int (*post_srq_ops)(struct ibv_srq *srq, struct ibv_ops_wr *op,
+		  struct ibv_ops_wr **bad_op);
+	/* 57 */ int (*post_srq_recv)(struct ibv_srq *srq,
+		  struct ibv_recv_wr *recv_wr,
+		  struct ibv_recv_wr **bad_recv_wr);
+	/* 58 */ int (*query_device_ex)(struct ibv_context *context,
+		  const struct ibv_query_device_ex_input *input,
+		  struct ibv_device_attr_ex *attr, size_t attr_size);
+	/* 59 */ int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	/* 60 */ int (*query_port)(struct ibv_context *context,
+		  uint8_t port_num, struct ibv_port_attr *port_attr);
+	/* 61 */ int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		  int attr_mask, struct ibv_qp_init_attr *init_attr);
+	/* 62 */ int (*query_qp_data_in_order)(struct ibv_qp *qp,
+		  enum ibv_wr_opcode op, uint32_t flags);
+	/* 63 */ int (*query_rt_values)(struct ibv_context *context,
+		  struct ibv_values_ex *values);
+	/* 64 */ int (*query_srq)(struct ibv_srq *srq,
+		  struct ibv_srq_attr *srq_attr);
+	/* 65 */ int (*read_counters)(struct ibv_counters *counters,
+		  uint64_t *counters_value, uint32_t ncounters, uint32_t flags);
+	/* 66 */ struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd,
+		  struct ibv_dm *dm, uint64_t dm_offset, size_t length,
+		  unsigned int access);
+	/* 67 */ struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd,
+		  uint64_t offset, size_t length, uint64_t iova, int fd,
+		  int access);
+	/* 68 */ struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr,
+		  size_t length, uint64_t hca_va, int access);
+	/* 69 */ int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	/* 70 */ int (*rereg_mr)(struct verbs_mr *vmr, int flags,
+		  struct ibv_pd *pd, void *addr, size_t length, int access);
+	/* 71 */ int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	/* 72 */ int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	/* 73 */ void (*unimport_dm)(struct ibv_dm *dm);
+	/* 74 */ void (*unimport_mr)(struct ibv_mr *mr);
+	/* 75 */ void (*unimport_pd)(struct ibv_pd *pd);
+};
+
+#define VERBS_OPS_SLOT(member, index)					\
+	static_assert(offsetof(struct verbs_context_ops, member) ==	\
+		      8 * (index), "v44 verbs_context_ops." #member)
+
+static_assert(sizeof(struct verbs_context_ops) == 76 * 8,
+	      "v44 verbs_context_ops has 76 slots");
+VERBS_OPS_SLOT(advise_mr, 0);
+VERBS_OPS_SLOT(alloc_pd, 5);
+VERBS_OPS_SLOT(dealloc_pd, 26);
+VERBS_OPS_SLOT(free_context, 39);
+VERBS_OPS_SLOT(query_device_ex, 58);
+VERBS_OPS_SLOT(query_port, 60);
+VERBS_OPS_SLOT(unimport_pd, 75);
+
+/* -- Context setup and teardown (driver.h:484-500) ------------------------- */
+
+/*
+ * Allocates alloc_size zeroed bytes, initialises the struct verbs_context
+ * found context_offset bytes into them (the offset is passed disguised as a
+ * pointer), installs the default ops, and records driver_id: libibverbs puts
+ * it in the header of every uverbs ioctl, and the kernel rejects a mismatch
+ * with EINVAL.  Takes ownership of cmd_fd; on failure it closes it, sets
+ * errno and returns NULL.
+ */
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
+				    size_t alloc_size,
+				    struct verbs_context *context_offset,
+				    uint32_t driver_id);
+
+/* Closes cmd_fd and async_fd, drops the device reference; does not free. */
+void verbs_uninit_context(struct verbs_context *context);
+
+/* Copies the non-NULL slots of ops into the context. */
+void verbs_set_ops(struct verbs_context *vctx,
+		   const struct verbs_context_ops *ops);
+
+/* -- Logging (driver.h:52-61) ---------------------------------------------- */
+
+/* Levels for __verbs_log(); printed when VERBS_LOG_LEVEL >= level. */
+enum {
+	VERBS_LOG_LEVEL_NONE = 0,
+	VERBS_LOG_ERR = 1,
+	VERBS_LOG_WARN = 2,
+	VERBS_LOG_INFO = 3,
+	VERBS_LOG_DEBUG = 4,
+};
+
+void __verbs_log(struct verbs_context *ctx, uint32_t level,
+		 const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* -- Legacy command layouts (kern-abi.h:76-97, 176, 193, 203) -------------- */
+
+/*
+ * The ibv_cmd_* helpers take the legacy write() command: the uverbs command
+ * header followed by the members of the kernel's request structure, then
+ * any driver data.  rdma-core generates these as struct ibv_get_context,
+ * ibv_alloc_pd and ibv_query_port, spelling the kernel structure's members
+ * out in place (its flexible driver_data[] cannot be embedded); the tag names
+ * here are ours, the layouts theirs, checked member by member against the
+ * kernel structure.  The helpers fill in the header and the response
+ * pointer themselves.
+ */
+#define VERBS_CMD_MEMBER(cmd, kabi, member)				\
+	static_assert(offsetof(struct cmd, member) ==			\
+		      sizeof(struct ib_uverbs_cmd_hdr) +		\
+			      offsetof(struct kabi, member),		\
+		      #cmd "." #member " must match " #kabi)
+#define VERBS_CMD_SIZE(cmd, kabi, size)					\
+	static_assert(sizeof(struct cmd) ==				\
+			      sizeof(struct ib_uverbs_cmd_hdr) +	\
+			      sizeof(struct kabi) &&			\
+		      sizeof(struct cmd) == (size),			\
+		      "v44 size of " #cmd)
+
+struct verbs_cmd_get_context {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+};
+VERBS_CMD_MEMBER(verbs_cmd_get_context, ib_uverbs_get_context, response);
+VERBS_CMD_SIZE(verbs_cmd_get_context, ib_uverbs_get_context, 16);
+
+struct verbs_cmd_alloc_pd {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+};
+VERBS_CMD_MEMBER(verbs_cmd_alloc_pd, ib_uverbs_alloc_pd, response);
+VERBS_CMD_SIZE(verbs_cmd_alloc_pd, ib_uverbs_alloc_pd, 16);
+
+struct verbs_cmd_query_port {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u8 port_num;
+	__u8 reserved[7];
+};
+VERBS_CMD_MEMBER(verbs_cmd_query_port, ib_uverbs_query_port, response);
+VERBS_CMD_MEMBER(verbs_cmd_query_port, ib_uverbs_query_port, port_num);
+VERBS_CMD_MEMBER(verbs_cmd_query_port, ib_uverbs_query_port, reserved);
+VERBS_CMD_SIZE(verbs_cmd_query_port, ib_uverbs_query_port, 24);
+
+/* -- Command helpers (driver.h:508-532) ------------------------------------ */
+
+/*
+ * All return 0 or a positive errno value.  resp/resp_size cover the core
+ * response plus the driver tail that follows it; the bytes after the core
+ * structure are passed to the kernel as driver data (udata).
+ */
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct verbs_cmd_get_context *cmd, size_t cmd_size,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp,
+			     size_t *resp_size);
+/*
+ * ibv_cmd_query_device_any() treats the bytes of resp beyond its own idea of
+ * the structure as driver data; the provider's copy (linux-libc-dev) must
+ * therefore be exactly as large as rdma-core v44's kernel-headers copy.
+ */
+static_assert(sizeof(struct ib_uverbs_ex_query_device_resp) == 304,
+	      "v44 ib_uverbs_ex_query_device_resp");
+
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr,
+		       struct verbs_cmd_query_port *cmd, size_t cmd_size);
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
+		     struct verbs_cmd_alloc_pd *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SROCE_VERBS_PRIVATE_H */
