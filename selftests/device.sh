@@ -9,6 +9,7 @@
 # Documentation/testing.md); emits KTAP on stdout.
 
 . "$(dirname "$0")/lib/ktap.sh"
+. "$(dirname "$0")/lib/gid.sh"
 
 IF=${SROCE_NETDEV:?run me through scripts/testbed}
 SYS=/sys/class/infiniband
@@ -30,29 +31,6 @@ port_state_is() {	# DEV STATE_WORD
 
 dev_exists() { [ -d "$SYS/$1" ]; }
 dev_gone() { [ ! -e "$SYS/$1" ]; }
-
-gid_of() {		# ADDRESS -> GID as sysfs prints it
-	python3 -c 'import ipaddress, sys
-a = ipaddress.ip_address(sys.argv[1])
-if a.version == 4:
-    a = ipaddress.IPv6Address("::ffff:" + str(a))
-print(a.exploded)' "$1"
-}
-
-gid_index() {		# DEV GID -> index of a RoCE v2 entry holding GID
-	local f i
-	for f in "$SYS/$1"/ports/1/gids/*; do
-		i=${f##*/}
-		[ "$(cat "$f")" = "$2" ] || continue
-		[ "$(cat "$SYS/$1/ports/1/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
-has_gid() { gid_index "$1" "$(gid_of "$2")" >/dev/null; }
-lacks_gid() { ! has_gid "$1" "$2"; }
 
 objects() {		# KIND -> live count from debugfs
 	awk -v k="$1" '$1 == k { print $2 }' "$OBJS"
@@ -183,10 +161,9 @@ t_gid_ipv6() {
 	done
 }
 
-link_local_suffix() {	# the EUI-64 interface id of $IF, as sysfs prints it
-	ip -6 addr show dev "$IF" scope link | awk '/inet6/ { print $2 }' | cut -d/ -f1 |
-		python3 -c 'import ipaddress, sys
-print(ipaddress.IPv6Address(sys.stdin.read().strip()).exploded[20:])'
+link_local_suffix() {	# the interface id of $IF's link-local address
+	ip6_explode "$(ip -6 addr show dev "$IF" scope link |
+		awk '/inet6/ { sub("/.*", "", $2); print $2; exit }')" | cut -c21-
 }
 
 t_gid_follows_addresses() {

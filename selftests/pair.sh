@@ -8,6 +8,7 @@
 # (userspace/tests/device) run against each guest's device.  Emits KTAP.
 
 . "$(dirname "$0")/lib/ktap.sh"
+. "$(dirname "$0")/lib/gid.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
@@ -27,17 +28,8 @@ t_port_active() {
 }
 
 t_gids_for_own_addresses() {
-	local g4 g6 f found4=0 found6=0
-	g4=$(python3 -c 'import ipaddress, sys; print(ipaddress.IPv6Address("::ffff:" + sys.argv[1]).exploded)' "$SROCE_IP4")
-	g6=$(python3 -c 'import ipaddress, sys; print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$SROCE_IP6")
-	for f in "$SYS/$DEV"/ports/1/gids/*; do
-		case "$(cat "$f")" in
-		"$g4") found4=1 ;;
-		"$g6") found6=1 ;;
-		esac
-	done
-	[ "$found4" = 1 ] || fail "no GID $g4"
-	[ "$found6" = 1 ] || fail "no GID $g6"
+	has_gid "$DEV" "$SROCE_IP4" || fail "no RoCE v2 GID for $SROCE_IP4"
+	has_gid "$DEV" "$SROCE_IP6" || fail "no RoCE v2 GID for $SROCE_IP6"
 }
 
 t_distinct_node_guids() {
