@@ -3,6 +3,7 @@
 # sroce: software RoCE v2 RDMA device (kernel module + libibverbs provider).
 #
 #   make                 build sroce.ko for the running kernel and the provider
+#   make userspace       the provider plus the C++ tests (needs libgtest-dev)
 #   make KDIR=/path      build the module against other kernel headers
 #   make install         install sroce.ko (updates/) and the provider (as root)
 #   make unit            build and run the userspace unit tests
@@ -29,7 +30,7 @@ kmod_dir = $(BUILD)/kmod/$(krel)
 all: module provider
 
 help:
-	@sed -n '3,12p' Makefile
+	@sed -n '3,13p' Makefile
 
 module:
 	@test -n "$(krel)" || { echo "sroce: no kernel headers at $(KDIR);" \
@@ -43,7 +44,10 @@ $(BUILD)/userspace/CMakeCache.txt:
 	cmake -S $(CURDIR)/userspace -B $(BUILD)/userspace \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
 
-provider userspace: $(BUILD)/userspace/CMakeCache.txt
+provider: $(BUILD)/userspace/CMakeCache.txt
+	cmake --build $(BUILD)/userspace --target sroce_provider -j$(shell nproc)
+
+userspace: $(BUILD)/userspace/CMakeCache.txt
 	cmake --build $(BUILD)/userspace -j$(shell nproc)
 
 unit: userspace
