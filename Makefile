@@ -19,7 +19,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 BUILD ?= $(CURDIR)/build
 PREFIX ?= /usr
 W ?= 1
-SROCE_VERSION := $(shell git -C $(CURDIR) describe --always --dirty --tags 2>/dev/null)
+SROCE_GIT := $(shell git -C $(CURDIR) describe --always --dirty --tags 2>/dev/null)
 
 krel = $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 kmod_dir = $(BUILD)/kmod/$(krel)
@@ -37,7 +37,7 @@ module:
 		"install linux-headers-$(KVER) or pass KDIR=" >&2; exit 1; }
 	@mkdir -p $(kmod_dir)
 	@cp -rsf $(CURDIR)/Kbuild $(CURDIR)/kernel $(CURDIR)/include $(kmod_dir)/
-	$(MAKE) -C $(KDIR) M=$(kmod_dir) W=$(W) SROCE_VERSION=$(SROCE_VERSION) modules
+	$(MAKE) -C $(KDIR) M=$(kmod_dir) W=$(W) SROCE_GIT=$(SROCE_GIT) modules
 	@echo "sroce: built $(kmod_dir)/sroce.ko"
 
 $(BUILD)/userspace/CMakeCache.txt:

@@ -30,7 +30,7 @@ static int __init sroce_init(void)
 	if (err)
 		goto err_debugfs;
 	rdma_link_register(&sroce_link_ops);
-	pr_info("loaded, version %s\n", SROCE_VERSION);
+	pr_info("loaded, version %s (git %s)\n", SROCE_VERSION, SROCE_GIT);
 	return 0;
 
 err_debugfs:

@@ -31,7 +31,7 @@ static int sroce_query_device(struct ib_device *ibdev,
 		return -EINVAL;
 
 	memset(attr, 0, sizeof(*attr));
-	attr->fw_ver = 0;
+	attr->fw_ver = SROCE_FW_VER;
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->vendor_id = SROCE_VENDOR_ID;
 	attr->vendor_part_id = SROCE_VENDOR_PART_ID;

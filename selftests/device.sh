@@ -124,7 +124,7 @@ t_node_guid() {
 }
 
 t_device_attributes() {
-	local info
+	local info ver
 	fresh
 	add_link sroce0 "$IF"
 	info=$(ibv_devinfo -v -d sroce0)
@@ -134,7 +134,9 @@ t_device_attributes() {
 	expect_match "$info" "max_pd:[[:space:]]+65536" max_pd
 	expect_match "$info" "max_pkeys:[[:space:]]+1" max_pkeys
 	expect_match "$info" "max_mtu:[[:space:]]+4096" max_mtu
-	expect_match "$info" "fw_ver:[[:space:]]+[0-9a-g]" fw_ver
+	ver=$(cat /sys/module/sroce/version)
+	expect_match "$info" "fw_ver:[[:space:]]+$ver\$" "fw_ver (module version $ver)"
+	expect_eq "$(cat "$SYS/sroce0/fw_ver")" "$ver" "sysfs fw_ver"
 	expect_eq "$(cat "$SYS/sroce0/node_type")" "1: CA" node_type
 	expect_eq "$(cat "$SYS/sroce0/ports/1/pkeys/0")" "0xffff" pkey
 }

@@ -38,6 +38,13 @@
 #define SROCE_VENDOR_ID 0xFFFFFF	/* no IEEE OUI: software device */
 #define SROCE_VENDOR_PART_ID 0x5352	/* 'SR', not a perftest-known part */
 
+/*
+ * query_device's fw_ver carries the module version, 16 bits per part:
+ * major << 32 | minor << 16 | patch, printed as "major.minor.patch".
+ */
+#define SROCE_FW_VER_PACK(major, minor, patch) \
+	(((__u64)(major) << 32) | ((__u64)(minor) << 16) | (__u64)(patch))
+
 /* Bits of sroce_alloc_ucontext_resp.features. */
 enum sroce_ucontext_features {
 	SROCE_FEATURE_NONE = 0,
