@@ -23,7 +23,10 @@ struct uverbs_attr_bundle;
  */
 #ifdef SROCE_HAVE_CREATE_CQ_ATTRS
 #define SROCE_CREATE_CQ_ARG struct uverbs_attr_bundle
-#define sroce_create_cq_udata(attrs) ((attrs) ? &(attrs)->driver_udata : NULL)
+#define sroce_create_cq_udata(attrs) ({					\
+	typeof(attrs) __attrs = (attrs);				\
+	__attrs ? &__attrs->driver_udata : NULL;			\
+})
 #else
 #define SROCE_CREATE_CQ_ARG struct ib_udata
 #define sroce_create_cq_udata(udata) (udata)

@@ -8,7 +8,9 @@
 #ifndef SROCE_DEV_LIMITS_H
 #define SROCE_DEV_LIMITS_H
 
-#define SROCE_MAX_PD		(1 << 16)	/* pd_ida range */
+#include <linux/bits.h>
+
+#define SROCE_MAX_PD		BIT(16)		/* pd_ida range */
 #define SROCE_GID_TABLE_LEN	128		/* ib_core's GID cache size */
 #define SROCE_PKEY_TABLE_LEN	1		/* RoCE has only the default */
 #define SROCE_DEFAULT_PKEY	0xffff
