@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The opcode table: one row per known opcode, indexed by the opcode itself so
+ * a lookup is a single load.  Header offsets and lengths are computed here at
+ * compile time from the set of extension headers (their wire order is fixed,
+ * see enum sroce_ext), so a row cannot state a length that disagrees with its
+ * headers.
+ */
+#include "opcode.h"
+#include "hdr.h"
+
+/* Bytes of extension header e in header set h. */
+#define HLEN(h, e, len)	(((h) & SROCE_HDR(SROCE_EXT_##e)) ? (len) : 0)
+
+/* Offset at which each header starts if present, from the BTH. */
+#define AT_DETH(h)	SROCE_BTH_LEN
+#define AT_RETH(h)	(AT_DETH(h) + HLEN(h, DETH, SROCE_DETH_LEN))
+#define AT_ATOMIC(h)	(AT_RETH(h) + HLEN(h, RETH, SROCE_RETH_LEN))
+#define AT_AETH(h)	(AT_ATOMIC(h) + \
+			 HLEN(h, ATOMIC_ETH, SROCE_ATOMIC_ETH_LEN))
+#define AT_AACK(h)	(AT_AETH(h) + HLEN(h, AETH, SROCE_AETH_LEN))
+#define AT_IMMDT(h)	(AT_AACK(h) + \
+			 HLEN(h, ATOMIC_ACK_ETH, SROCE_ATOMIC_ACK_ETH_LEN))
+#define AT_IETH(h)	(AT_IMMDT(h) + HLEN(h, IMMDT, SROCE_IMMDT_LEN))
+#define AT_CNP(h)	(AT_IETH(h) + HLEN(h, IETH, SROCE_IETH_LEN))
+#define AT_END(h)	(AT_CNP(h) + HLEN(h, CNP, SROCE_CNP_RSVD_LEN))
+
+#define OFF(h, e, at)	(((h) & SROCE_HDR(SROCE_EXT_##e)) ? at(h) : 0)
+
+#define OP(code, tr, kd, rp, h, f)					\
+	[SROCE_OP_##code] = {						\
+		.name = #code,						\
+		.opcode = SROCE_OP_##code,				\
+		.transport = SROCE_TRANSPORT_##tr,			\
+		.kind = SROCE_KIND_##kd,				\
+		.reply = SROCE_REPLY_##rp,				\
+		.hdrs = (h),						\
+		.flags = (f),						\
+		.hdr_len = AT_END(h),					\
+		.off = {						\
+			[SROCE_EXT_DETH] = OFF(h, DETH, AT_DETH),	\
+			[SROCE_EXT_RETH] = OFF(h, RETH, AT_RETH),	\
+			[SROCE_EXT_ATOMIC_ETH] =			\
+				OFF(h, ATOMIC_ETH, AT_ATOMIC),		\
+			[SROCE_EXT_AETH] = OFF(h, AETH, AT_AETH),	\
+			[SROCE_EXT_ATOMIC_ACK_ETH] =			\
+				OFF(h, ATOMIC_ACK_ETH, AT_AACK),	\
+			[SROCE_EXT_IMMDT] = OFF(h, IMMDT, AT_IMMDT),	\
+			[SROCE_EXT_IETH] = OFF(h, IETH, AT_IETH),	\
+			[SROCE_EXT_CNP] = OFF(h, CNP, AT_CNP),		\
+		},							\
+	}
+
+#define REQ	SROCE_OPF_REQUEST
+#define RSP	SROCE_OPF_RESPONSE
+#define PL	SROCE_OPF_PAYLOAD
+#define FIRST	SROCE_OPF_FIRST
+#define MIDDLE	SROCE_OPF_MIDDLE
+#define LAST	SROCE_OPF_LAST
+#define ONLY	SROCE_OPF_ONLY
+#define IMM	SROCE_OPF_IMM
+#define INV	SROCE_OPF_INV
+
+#define H_NONE	0
+#define H_RETH	SROCE_HDR_RETH
+#define H_AETH	SROCE_HDR_AETH
+#define H_IMM	SROCE_HDR_IMMDT
+#define H_IETH	SROCE_HDR_IETH
+#define H_DETH	SROCE_HDR_DETH
+
+/*
+ * SEND and RDMA WRITE rows are shared by RC and UC (UC has no invalidate);
+ * only RC owes a reply.
+ */
+#define SEND_WRITE_ROWS(T, RP)						  \
+	OP(T##_SEND_FIRST, T, SEND, RP, H_NONE, REQ | PL | FIRST),	  \
+	OP(T##_SEND_MIDDLE, T, SEND, RP, H_NONE, REQ | PL | MIDDLE),	  \
+	OP(T##_SEND_LAST, T, SEND, RP, H_NONE, REQ | PL | LAST),	  \
+	OP(T##_SEND_LAST_IMM, T, SEND, RP, H_IMM, REQ | PL | LAST | IMM), \
+	OP(T##_SEND_ONLY, T, SEND, RP, H_NONE, REQ | PL | ONLY),	  \
+	OP(T##_SEND_ONLY_IMM, T, SEND, RP, H_IMM, REQ | PL | ONLY | IMM), \
+	OP(T##_WRITE_FIRST, T, WRITE, RP, H_RETH, REQ | PL | FIRST),	  \
+	OP(T##_WRITE_MIDDLE, T, WRITE, RP, H_NONE, REQ | PL | MIDDLE),	  \
+	OP(T##_WRITE_LAST, T, WRITE, RP, H_NONE, REQ | PL | LAST),	  \
+	OP(T##_WRITE_LAST_IMM, T, WRITE, RP, H_IMM, REQ | PL | LAST | IMM), \
+	OP(T##_WRITE_ONLY, T, WRITE, RP, H_RETH, REQ | PL | ONLY),	  \
+	OP(T##_WRITE_ONLY_IMM, T, WRITE, RP, H_RETH | H_IMM,		  \
+	   REQ | PL | ONLY | IMM)
+
+static const struct sroce_opcode_info sroce_opcode_table[256] = {
+	SEND_WRITE_ROWS(RC, ACK),
+	OP(RC_SEND_LAST_INV, RC, SEND, ACK, H_IETH, REQ | PL | LAST | INV),
+	OP(RC_SEND_ONLY_INV, RC, SEND, ACK, H_IETH, REQ | PL | ONLY | INV),
+	/* A read request is a whole message in one packet, without payload. */
+	OP(RC_READ_REQUEST, RC, READ_REQ, READ_RESP, H_RETH, REQ | ONLY),
+	/* Middle response packets carry no AETH. */
+	OP(RC_READ_RESPONSE_FIRST, RC, READ_RESP, NONE, H_AETH,
+	   RSP | PL | FIRST),
+	OP(RC_READ_RESPONSE_MIDDLE, RC, READ_RESP, NONE, H_NONE,
+	   RSP | PL | MIDDLE),
+	OP(RC_READ_RESPONSE_LAST, RC, READ_RESP, NONE, H_AETH,
+	   RSP | PL | LAST),
+	OP(RC_READ_RESPONSE_ONLY, RC, READ_RESP, NONE, H_AETH,
+	   RSP | PL | ONLY),
+	OP(RC_ACK, RC, ACK, NONE, H_AETH, RSP | ONLY),
+	OP(RC_ATOMIC_ACK, RC, ATOMIC_ACK, NONE,
+	   H_AETH | SROCE_HDR_ATOMIC_ACK_ETH, RSP | ONLY),
+	OP(RC_CMP_SWAP, RC, CMP_SWAP, ATOMIC_ACK, SROCE_HDR_ATOMIC_ETH,
+	   REQ | ONLY),
+	OP(RC_FETCH_ADD, RC, FETCH_ADD, ATOMIC_ACK, SROCE_HDR_ATOMIC_ETH,
+	   REQ | ONLY),
+
+	SEND_WRITE_ROWS(UC, NONE),
+
+	OP(UD_SEND_ONLY, UD, SEND, NONE, H_DETH, REQ | PL | ONLY),
+	OP(UD_SEND_ONLY_IMM, UD, SEND, NONE, H_DETH | H_IMM,
+	   REQ | PL | ONLY | IMM),
+
+	/*
+	 * RoCE v2 congestion notification (IBTA A17.9.3): BTH, 16 reserved
+	 * bytes, ICRC.  It is neither request nor response and is not part
+	 * of any message, but "only" keeps the pad rules uniform.
+	 */
+	OP(CNP, CNP, CNP, NONE, SROCE_HDR_CNP, ONLY),
+};
+
+const struct sroce_opcode_info *sroce_opcode_lookup(u8 opcode)
+{
+	const struct sroce_opcode_info *info = &sroce_opcode_table[opcode];
+
+	return info->name ? info : NULL;
+}
+
+const char *sroce_opcode_name(u8 opcode)
+{
+	const struct sroce_opcode_info *info = sroce_opcode_lookup(opcode);
+
+	return info ? info->name : "UNKNOWN";
+}

@@ -1,0 +1,185 @@
+// The opcode table (kernel/core/opcode.c) against the IBTA opcode list
+// restated in core_test_util.cc.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "core_test_util.h"
+
+extern "C" {
+#include "kernel/core/hdr.h"
+#include "kernel/core/opcode.h"
+}
+
+namespace {
+
+using sroce_test::Ext;
+using sroce_test::Pos;
+using sroce_test::SpecOp;
+
+sroce_ext to_core(Ext e)
+{
+	switch (e) {
+	case Ext::DETH: return SROCE_EXT_DETH;
+	case Ext::RETH: return SROCE_EXT_RETH;
+	case Ext::AtomicETH: return SROCE_EXT_ATOMIC_ETH;
+	case Ext::AETH: return SROCE_EXT_AETH;
+	case Ext::AtomicAckETH: return SROCE_EXT_ATOMIC_ACK_ETH;
+	case Ext::ImmDt: return SROCE_EXT_IMMDT;
+	case Ext::IETH: return SROCE_EXT_IETH;
+	case Ext::CNP: return SROCE_EXT_CNP;
+	}
+	return SROCE_EXT_NR;
+}
+
+TEST(CoreOpcode, KnownExactlyTheSpecOpcodes)
+{
+	int known = 0;
+
+	for (int c = 0; c < 256; c++) {
+		const auto op = static_cast<uint8_t>(c);
+		const sroce_opcode_info *info = sroce_opcode_lookup(op);
+		const SpecOp *spec = sroce_test::spec_op(op);
+
+		EXPECT_EQ(info != nullptr, spec != nullptr) << "opcode 0x" << std::hex << c;
+		if (info) {
+			known++;
+			EXPECT_EQ(info->opcode, op);
+		}
+	}
+	EXPECT_EQ(known, 38);
+	EXPECT_EQ(sroce_test::spec_ops().size(), 38u);
+}
+
+TEST(CoreOpcode, UnknownOpcodesAreIdentifiable)
+{
+	// Reserved RC codes, the IBTA 1.5 FLUSH / ATOMIC WRITE, RC/UC/UD
+	// operations that do not exist on that transport, every RD and XRC
+	// opcode, other CNP-range codes and the vendor range.
+	std::vector<int> unknown = {0x15, 0x18, 0x1c, 0x1d, 0x1f, 0x2c, 0x2d,
+				    0x30, 0x33, 0x3f, 0x60, 0x61, 0x63, 0x66,
+				    0x6c, 0x7f, 0x80, 0x82, 0x9f, 0xff};
+	for (int c = 0x40; c < 0x60; c++)
+		unknown.push_back(c);	// RD
+	for (int c = 0xa0; c < 0xc0; c++)
+		unknown.push_back(c);	// XRC
+	for (int c = 0xc0; c < 0x100; c++)
+		unknown.push_back(c);	// manufacturer specific
+
+	for (int c : unknown) {
+		EXPECT_EQ(sroce_opcode_lookup(static_cast<uint8_t>(c)), nullptr) << c;
+		EXPECT_STREQ(sroce_opcode_name(static_cast<uint8_t>(c)), "UNKNOWN");
+	}
+}
+
+TEST(CoreOpcode, RowsMatchTheSpec)
+{
+	for (const SpecOp &s : sroce_test::spec_ops()) {
+		SCOPED_TRACE(s.name);
+		const sroce_opcode_info *info = sroce_opcode_lookup(s.opcode);
+		ASSERT_NE(info, nullptr);
+
+		EXPECT_STREQ(info->name, s.name);
+		EXPECT_STREQ(sroce_opcode_name(s.opcode), s.name);
+
+		const int tr = s.transport == 'R' ? SROCE_TRANSPORT_RC :
+			       s.transport == 'U' ? SROCE_TRANSPORT_UC :
+			       s.transport == 'D' ? SROCE_TRANSPORT_UD :
+						    SROCE_TRANSPORT_CNP;
+		EXPECT_EQ(info->transport, tr);
+
+		// headers present and their offsets, walking the spec order
+		unsigned hdrs = 0;
+		size_t off = SROCE_BTH_LEN;
+		for (Ext e : s.exts) {
+			const sroce_ext ce = to_core(e);
+
+			hdrs |= SROCE_HDR(ce);
+			EXPECT_EQ(info->off[ce], off) << "ext " << int(ce);
+			EXPECT_TRUE(sroce_opcode_has(info, ce));
+			off += sroce_test::ext_len(e);
+		}
+		EXPECT_EQ(info->hdrs, hdrs);
+		EXPECT_EQ(info->hdr_len, off);
+		EXPECT_EQ(info->hdr_len, sroce_test::spec_hdr_len(s));
+		for (int e = 0; e < SROCE_EXT_NR; e++)
+			if (!(hdrs & SROCE_HDR(e))) {
+				EXPECT_EQ(info->off[e], 0) << "ext " << e;
+				EXPECT_FALSE(sroce_opcode_has(info, sroce_ext(e)));
+			}
+
+		EXPECT_EQ(!!(info->flags & SROCE_OPF_PAYLOAD), s.payload);
+		EXPECT_EQ(!!(info->flags & SROCE_OPF_FIRST),
+			  s.pos == Pos::First || s.pos == Pos::Only);
+		EXPECT_EQ(!!(info->flags & SROCE_OPF_MIDDLE), s.pos == Pos::Middle);
+		EXPECT_EQ(!!(info->flags & SROCE_OPF_LAST),
+			  s.pos == Pos::Last || s.pos == Pos::Only);
+		EXPECT_EQ(!!(info->flags & SROCE_OPF_REQUEST), s.request);
+		EXPECT_EQ(!!(info->flags & SROCE_OPF_RESPONSE), s.response);
+		EXPECT_EQ(!!(info->flags & SROCE_OPF_IMM),
+			  std::string(s.name).find("_IMM") != std::string::npos);
+		EXPECT_EQ(!!(info->flags & SROCE_OPF_INV),
+			  std::string(s.name).find("_INV") != std::string::npos);
+		EXPECT_EQ(info->reply, s.reply);
+		EXPECT_EQ(sroce_opcode_needs_reply(info), s.reply != 0);
+	}
+}
+
+TEST(CoreOpcode, KindFollowsTheName)
+{
+	const std::pair<const char *, sroce_op_kind> kinds[] = {
+		{"SEND", SROCE_KIND_SEND}, {"WRITE", SROCE_KIND_WRITE},
+		{"READ_REQUEST", SROCE_KIND_READ_REQ},
+		{"READ_RESPONSE", SROCE_KIND_READ_RESP},
+		{"ATOMIC_ACK", SROCE_KIND_ATOMIC_ACK},
+		{"CMP_SWAP", SROCE_KIND_CMP_SWAP},
+		{"FETCH_ADD", SROCE_KIND_FETCH_ADD}, {"CNP", SROCE_KIND_CNP},
+	};
+
+	for (const SpecOp &s : sroce_test::spec_ops()) {
+		const sroce_opcode_info *info = sroce_opcode_lookup(s.opcode);
+		const std::string name = s.name;
+		int want = -1;
+
+		if (name == "RC_ACK")
+			want = SROCE_KIND_ACK;
+		for (const auto &[word, kind] : kinds)
+			if (want < 0 && name.find(word) != std::string::npos)
+				want = kind;
+		EXPECT_EQ(info->kind, want) << s.name;
+	}
+}
+
+TEST(CoreOpcode, NamesAreUnique)
+{
+	std::set<std::string> names;
+
+	for (int c = 0; c < 256; c++)
+		if (const auto *info = sroce_opcode_lookup(static_cast<uint8_t>(c))) {
+			EXPECT_TRUE(names.insert(info->name).second) << info->name;
+		}
+}
+
+TEST(CoreOpcode, TransportBits)
+{
+	for (int c = 0; c < 256; c++)
+		EXPECT_EQ(sroce_opcode_transport(static_cast<uint8_t>(c)), c >> 5);
+	EXPECT_EQ(sroce_opcode_transport(0x45), SROCE_TRANSPORT_RD);
+	EXPECT_EQ(sroce_opcode_transport(0xa4), SROCE_TRANSPORT_XRC);
+	EXPECT_EQ(sroce_opcode_transport(0x81), SROCE_TRANSPORT_CNP);
+}
+
+// The largest header set (AtomicETH) bounds the per-packet overhead that
+// kernel/core/port.h budgets for.
+TEST(CoreOpcode, LargestHeaderSet)
+{
+	unsigned max = 0;
+
+	for (int c = 0; c < 256; c++)
+		if (const auto *info = sroce_opcode_lookup(static_cast<uint8_t>(c)))
+			max = std::max<unsigned>(max, info->hdr_len);
+	EXPECT_EQ(max, 12u + 28u);
+}
+
+} // namespace
