@@ -84,6 +84,24 @@ static void sroce_device_init_ibdev(struct sroce_dev *sdev,
 	sdev->port_state = SROCE_PORT_DOWN;
 }
 
+/*
+ * Each object type contributes its own ib_device_ops.  ib_set_device_ops()
+ * only fills ops that are still unset, so the placeholders for what is not
+ * implemented yet come last.
+ */
+static const struct ib_device_ops *const sroce_device_ops[] = {
+	&sroce_verbs_ops,
+	&sroce_unimplemented_ops,
+};
+
+static void sroce_device_set_ops(struct ib_device *ibdev)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(sroce_device_ops); i++)
+		ib_set_device_ops(ibdev, sroce_device_ops[i]);
+}
+
 static int sroce_device_create(const char *name, struct net_device *ndev)
 {
 	struct sroce_dev *sdev;
@@ -94,8 +112,7 @@ static int sroce_device_create(const char *name, struct net_device *ndev)
 		return -ENOMEM;
 	sroce_device_init_ibdev(sdev, ndev);
 	/* From here on, ib_dealloc_device() calls dealloc_driver. */
-	ib_set_device_ops(&sdev->ibdev, &sroce_verbs_ops);
-	ib_set_device_ops(&sdev->ibdev, &sroce_unimplemented_ops);
+	sroce_device_set_ops(&sdev->ibdev);
 	sroce_obj_get(SROCE_OBJ_DEVICE);
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);

@@ -64,4 +64,82 @@ struct sroce_alloc_pd_resp {
 	__u32 reserved;
 };
 
+/*
+ * Shared rings.
+ *
+ * Every queue userspace touches directly (CQ now; SQ, RQ and SRQ with the
+ * data path) is one mmap()able region: a struct sroce_ring_hdr followed, at
+ * SROCE_RING_SLOTS_OFFSET, by num_slots fixed-size slots.  The create
+ * command's response gives the mmap key (the offset to pass to mmap() on the
+ * uverbs file descriptor) and the region's length.
+ *
+ * producer and consumer are free-running 32-bit counters, each written by
+ * one side only and never reset: the ring is empty when they are equal and
+ * full when producer - consumer == num_slots; slot i lives at
+ * SROCE_RING_SLOTS_OFFSET + ((i & (num_slots - 1)) << slot_shift).  A side
+ * publishes a slot by a release store of its counter after writing the slot,
+ * and reads the other side's counter with an acquire load.  The kernel keeps
+ * its own counter privately and never trusts the copy in shared memory, nor
+ * a peer counter that claims more than num_slots entries.
+ *
+ * flags is a bit field both sides update with atomic read-modify-write
+ * operations; its bits are per queue type.
+ */
+struct sroce_ring_hdr {
+	__u32 producer;
+	__u32 pad0[15];
+	__u32 consumer;
+	__u32 pad1[15];
+	__u32 flags;
+	__u32 pad2[15];
+	__u32 num_slots;	/* power of two, set once by the kernel */
+	__u32 slot_shift;	/* log2 of the slot size, set once */
+	__u32 pad3[14];
+};
+
+#define SROCE_RING_SLOTS_OFFSET 256
+
+/*
+ * CQ flags: the user arms the CQ by setting one of the ARM bits
+ * (ibv_req_notify_cq needs no system call); the kernel clears them when it
+ * raises the completion event.  OVERFLOW is set by the kernel when a
+ * completion found the ring full (the CQ is then in error).
+ */
+enum sroce_cq_flags {
+	SROCE_CQ_ARM_NEXT = 1 << 0,
+	SROCE_CQ_ARM_SOLICITED = 1 << 1,
+	SROCE_CQ_OVERFLOW = 1 << 2,
+};
+
+/*
+ * One work completion.  status, opcode and wc_flags use the values of
+ * libibverbs' enum ibv_wc_status, enum ibv_wc_opcode and enum ibv_wc_flags,
+ * which are those of the kernel's enum ib_uverbs_wc_opcode and friends.
+ */
+struct sroce_cqe {
+	__aligned_u64 wr_id;
+	__u32 status;
+	__u32 opcode;
+	__u32 vendor_err;
+	__u32 byte_len;
+	__u32 ex;		/* immediate data (network order) or rkey */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 wc_flags;
+	__u16 pkey_index;
+	__u16 slid;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u8 port_num;
+	__u8 network_hdr_type;	/* for UD: RoCE v2 over IPv4 or IPv6 */
+	__u32 reserved[4];
+};
+
+/* Driver tail of the CREATE_CQ (and RESIZE_CQ) response. */
+struct sroce_create_cq_resp {
+	__aligned_u64 mmap_key;	/* offset to mmap() the ring at */
+	__u32 mmap_len;		/* bytes to map */
+	__u32 cqn;
+};
+
 #endif /* SROCE_ABI_USER_H */
