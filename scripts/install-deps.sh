@@ -1,0 +1,151 @@
+#!/bin/bash
+# scripts/install-deps.sh - install everything sroce needs on Debian 12.
+#
+# Idempotent; run as root (or as a user with sudo).  It
+#   - adds bookworm-backports (/etc/apt/sources.list.d/sroce-backports.sources)
+#     unless a backports source is configured already (the 6.12 test kernel
+#     and its headers come from there),
+#   - installs (--no-install-recommends) the build, test bed, RDMA and
+#     fuzzing tools and the headers of both test kernels (names resolved by
+#     scripts/kernels.sh, they change with every kernel ABI bump),
+#   - returns quickly without touching apt when everything is installed.
+#
+# Usage: scripts/install-deps.sh [--check] [--prepare-testbed]
+#   --check            only report what is missing (exit 1 if anything is)
+#   --prepare-testbed  afterwards also download/extract the guest kernels and
+#                      build the initramfs (scripts/testbed --prepare -k all),
+#                      as the user running this script
+set -euo pipefail
+
+here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+# shellcheck source=scripts/kernels.sh
+. "$here/kernels.sh"
+
+CHECK_ONLY=0
+PREPARE=0
+for a in "$@"; do
+	case "$a" in
+	--check) CHECK_ONLY=1 ;;
+	--prepare-testbed) PREPARE=1 ;;
+	-h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+	*) echo "install-deps: unknown argument '$a' (try --help)" >&2; exit 2 ;;
+	esac
+done
+
+say() { printf 'install-deps: %s\n' "$*"; }
+
+export DEBIAN_FRONTEND=noninteractive
+export SROCE_KERNELS_STRICT=1    # kernel names from apt only, no guessing
+
+SUDO=
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO="sudo -E"
+	elif [ "$CHECK_ONLY" = 0 ]; then
+		say "error: not root and sudo is not available" >&2
+		exit 1
+	fi
+fi
+
+PACKAGES=(
+	# test bed: emulator, initramfs, guest module handling
+	qemu-system-x86 busybox-static kmod cpio xz-utils zstd util-linux
+	# network / RDMA user space (guests run the host's user space: what tests
+	# call inside a guest must be installed here)
+	iproute2 iputils-ping procps ethtool rdma-core ibverbs-utils rdmacm-utils perftest ibverbs-providers
+	libibverbs-dev librdmacm-dev tshark iperf3
+	# build
+	build-essential cmake pkg-config python3
+	# unit tests, benchmarks
+	libgtest-dev googletest libbenchmark-dev
+	# fuzzing
+	clang llvm lld
+)
+
+# missing PKG...: print the packages that are not installed (one dpkg-query)
+missing() {
+	local p
+	declare -A ok=()
+	while read -r st p; do
+		[ "${st:0:2}" = ii ] && ok[${p%%:*}]=1
+	done < <(dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package}\n' "$@" 2>/dev/null || true)
+	for p in "$@"; do
+		[ -n "${ok[$p]:-}" ] || printf '%s\n' "$p"
+	done
+}
+
+has_backports() {
+	grep -rqsE '^[^#]*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null
+}
+
+updated=0
+apt_update() {
+	[ "$updated" = 1 ] && return 0
+	say "apt-get update"
+	$SUDO apt-get update -q
+	updated=1
+}
+
+# ---- 1. backports source
+if ! has_backports; then
+	if [ "$CHECK_ONLY" = 1 ]; then
+		say "missing: a bookworm-backports apt source"
+	else
+		say "adding bookworm-backports as /etc/apt/sources.list.d/sroce-backports.sources"
+		$SUDO tee /etc/apt/sources.list.d/sroce-backports.sources >/dev/null <<'EOF'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+		apt_update
+	fi
+fi
+
+# ---- 2. kernel headers of both test kernels
+resolve_headers() {
+	HEADERS=()
+	local s h
+	for s in $SROCE_KERNEL_SERIES; do
+		h=$(sroce_headers_pkg "$s" 2>/dev/null) || return 1
+		HEADERS+=("$h")
+	done
+}
+if ! resolve_headers; then
+	if [ "$CHECK_ONLY" = 1 ]; then
+		say "cannot resolve the test kernels (apt lists without backports?)"
+		exit 1
+	fi
+	apt_update
+	resolve_headers || { say "error: cannot resolve the test kernels even after apt-get update" >&2; exit 1; }
+fi
+
+# ---- 3. install what is missing
+mapfile -t MISSING < <(missing "${PACKAGES[@]}" "${HEADERS[@]}")
+if [ "${#MISSING[@]}" -eq 0 ]; then
+	say "all ${#PACKAGES[@]} packages and the headers (${HEADERS[*]}) are installed; nothing to do"
+elif [ "$CHECK_ONLY" = 1 ]; then
+	say "missing: ${MISSING[*]}"
+	exit 1
+else
+	say "missing: ${MISSING[*]}"
+	apt_update
+	# the update may have moved the kernel ABI: resolve again
+	resolve_headers
+	mapfile -t MISSING < <(missing "${PACKAGES[@]}" "${HEADERS[@]}")
+	if [ "${#MISSING[@]}" -gt 0 ]; then
+		say "apt-get install --no-install-recommends ${MISSING[*]}"
+		$SUDO apt-get install -y -q --no-install-recommends "${MISSING[@]}"
+	fi
+	say "done"
+fi
+for s in $SROCE_KERNEL_SERIES; do
+	say "kernel $s: $(sroce_kver "$s") (headers in $(sroce_kdir "$s"))"
+done
+
+# ---- 4. optional: warm the test bed cache
+if [ "$PREPARE" = 1 ] && [ "$CHECK_ONLY" = 0 ]; then
+	say "preparing the test bed (guest kernels, initramfs)"
+	"$here/testbed" --prepare -k all
+fi
