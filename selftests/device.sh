@@ -215,7 +215,8 @@ t_carrier_and_admin_state() {
 	ev=$(mktemp)
 	stdbuf -oL ibv_asyncwatch -d sroce_veth >"$ev" 2>&1 &
 	wpid=$!
-	sleep 1
+	trap 'kill "$wpid" 2>/dev/null || true' EXIT
+	wait_for 30 grep -q "async event FD" "$ev" || fail "ibv_asyncwatch did not start: $(cat "$ev")"
 
 	ip link set sv1 down	# sv0 loses carrier
 	wait_for 30 port_state_is sroce_veth DOWN || fail "still up without carrier"
@@ -228,7 +229,7 @@ t_carrier_and_admin_state() {
 	ip link set sv0 up
 	wait_for 30 port_state_is sroce_veth ACTIVE || fail "not ACTIVE after admin up"
 
-	wait_for 30 test "$(grep -c 'IBV_EVENT_PORT_ACTIVE' "$ev")" -ge 2 || true
+	wait_until 30 '[ "$(grep -c IBV_EVENT_PORT_ACTIVE "$ev")" -ge 2 ]' || true
 	kill "$wpid"
 	wait "$wpid" 2>/dev/null || true
 	cat "$ev"
@@ -270,7 +271,7 @@ t_any_name_binds_provider() {
 	must_fail rdma link add 'bad%d' type sroce netdev "$IF"
 	expect_eq "$(objects devices)" 5 "live devices"
 	for n in 0 1 2 3 4; do ip link del "sdn$n"; done
-	wait_for 30 test "$(objects devices)" = 0 || fail "devices left: $(objects devices)"
+	wait_until 30 '[ "$(objects devices)" = 0 ]' || fail "devices left: $(objects devices)"
 }
 
 t_non_ethernet_refused() {
@@ -324,8 +325,10 @@ t_delete_with_open_context() {
 	ev=$(mktemp)
 	stdbuf -oL ibv_asyncwatch -d sroce0 >"$ev" 2>&1 &
 	wpid=$!
-	wait_for 30 test "$(objects ucontexts)" = 1 ||
-		fail "asyncwatch holds no context: $(cat "$ev")"
+	trap 'kill "$wpid" 2>/dev/null || true' EXIT
+	wait_for 30 grep -q "async event FD" "$ev" || fail "ibv_asyncwatch did not start: $(cat "$ev")"
+	wait_until 30 '[ "$(objects ucontexts)" = 1 ]' ||
+		fail "asyncwatch holds no context: $(cat "$OBJS")"
 	timeout 30 rdma link delete sroce0 || fail "delete blocked by an open context"
 	wait_for 30 dev_gone sroce0 || fail "sroce0 still present"
 	sleep 1

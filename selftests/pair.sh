@@ -61,7 +61,7 @@ t_unconsumed_datagrams_counted() {
 	fi
 	tb_barrier drops-sent 60 || fail "barrier"
 	[ "$SROCE_ROLE" = a ] || return 0
-	wait_for 30 test $(($(no_qp_drops) - before)) -ge $((2 * DATAGRAMS)) ||
+	wait_until 30 '[ $(($(no_qp_drops) - before)) -ge $((2 * DATAGRAMS)) ]' ||
 		fail "counted $(($(no_qp_drops) - before)) drops, expected $((2 * DATAGRAMS))"
 	after=$(no_qp_drops)
 	echo "no_qp drops: $before -> $after"

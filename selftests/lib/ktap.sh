@@ -47,6 +47,17 @@ wait_for() {
 	done
 }
 
+# wait_until SECONDS 'SHELL CONDITION': like wait_for, for conditions that
+# contain command substitutions, which must be re-evaluated at every poll
+# (wait_for's arguments are expanded once, by the caller).
+wait_until() {
+	local deadline=$(($(date +%s) + $1))
+	until eval "$2"; do
+		[ "$(date +%s)" -lt "$deadline" ] || return 1
+		sleep 0.2
+	done
+}
+
 # must_fail CMD... : CMD must exit non-zero; its output is kept for the log.
 must_fail() {
 	if "$@"; then
