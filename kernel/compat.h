@@ -44,4 +44,13 @@ static inline void ib_mark_name_assigned_by_user(struct ib_device *ibdev)
 }
 #endif
 
+/*
+ * VMA flags are changed through helpers since 6.3 (6.12 has them, 6.1 not),
+ * which also take the VMA write lock; on older kernels the mmap_lock the
+ * caller holds is enough.
+ */
+#ifndef SROCE_HAVE_VM_FLAGS_CLEAR
+#define vm_flags_clear(vma, flags) ((vma)->vm_flags &= ~(flags))
+#endif
+
 #endif /* SROCE_COMPAT_H */

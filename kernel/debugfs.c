@@ -17,6 +17,9 @@ static const char *const obj_names[SROCE_OBJ_KINDS] = {
 	[SROCE_OBJ_UCONTEXT] = "ucontexts",
 	[SROCE_OBJ_PD] = "pds",
 	[SROCE_OBJ_UDP_SOCKET] = "udp_sockets",
+	[SROCE_OBJ_CQ] = "cqs",
+	[SROCE_OBJ_RING] = "rings",
+	[SROCE_OBJ_MR] = "mrs",
 };
 
 static const char *const drop_names[SROCE_DROP_REASONS] = {

@@ -15,5 +15,9 @@
 #define SROCE_PKEY_TABLE_LEN	1		/* RoCE has only the default */
 #define SROCE_DEFAULT_PKEY	0xffff
 #define SROCE_MAX_INLINE_DATA	0		/* no QPs yet */
+#define SROCE_MAX_CQ		BIT(14)		/* cq_ida range; a ring and a VMA each */
+#define SROCE_MAX_CQE		BIT(16)		/* 4 MiB ring of 64-byte CQEs */
+#define SROCE_MAX_MR		BIT(16)		/* mr_count bound */
+#define SROCE_MAX_MR_SIZE	BIT_ULL(36)	/* 64 GiB: 128 MiB page array */
 
 #endif /* SROCE_DEV_LIMITS_H */

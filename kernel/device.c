@@ -20,9 +20,12 @@
 #include <rdma/ib_verbs.h>
 
 #include "core/guid.h"
+#include "cq.h"
 #include "debugfs.h"
 #include "device.h"
+#include "mr.h"
 #include "net.h"
+#include "queue.h"
 #include "verbs.h"
 
 static DEFINE_MUTEX(link_mutex);
@@ -60,7 +63,9 @@ void sroce_device_dealloc_driver(struct ib_device *ibdev)
 {
 	struct sroce_dev *sdev = to_sroce_dev(ibdev);
 
+	sroce_mr_dev_cleanup(sdev);
 	ida_destroy(&sdev->pd_ida);
+	ida_destroy(&sdev->cq_ida);
 	if (sdev->net_held)
 		sroce_net_put();
 	if (sdev->ndev)
@@ -81,6 +86,8 @@ static void sroce_device_init_ibdev(struct sroce_dev *sdev,
 	snprintf(ibdev->node_desc, sizeof(ibdev->node_desc), "sroce %s",
 		 ndev->name);
 	ida_init(&sdev->pd_ida);
+	ida_init(&sdev->cq_ida);
+	sroce_mr_dev_init(sdev);
 	sdev->port_state = SROCE_PORT_DOWN;
 }
 
@@ -91,6 +98,9 @@ static void sroce_device_init_ibdev(struct sroce_dev *sdev,
  */
 static const struct ib_device_ops *const sroce_device_ops[] = {
 	&sroce_verbs_ops,
+	&sroce_queue_ops,
+	&sroce_cq_ops,
+	&sroce_mr_ops,
 	&sroce_unimplemented_ops,
 };
 

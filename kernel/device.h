@@ -2,8 +2,10 @@
 #ifndef SROCE_DEVICE_H
 #define SROCE_DEVICE_H
 
+#include <linux/atomic.h>
 #include <linux/idr.h>
 #include <linux/netdevice.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "core/port.h"
@@ -23,6 +25,9 @@ struct sroce_dev {
 	bool net_held;			/* holds a reference on the UDP endpoint */
 	int port_state;			/* enum sroce_port_state last announced */
 	struct ida pd_ida;		/* PD numbers, 1..SROCE_MAX_PD */
+	struct ida cq_ida;		/* CQ numbers, 1..SROCE_MAX_CQ */
+	struct xarray mr_xa;		/* key -> struct sroce_mr (mr.c) */
+	atomic_t mr_count;		/* live MRs, at most SROCE_MAX_MR */
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)

@@ -38,6 +38,10 @@ static int sroce_query_device(struct ib_device *ibdev,
 	attr->hw_ver = SROCE_UVERBS_ABI_VERSION;
 	attr->page_size_cap = PAGE_SIZE;
 	attr->max_pd = SROCE_MAX_PD;
+	attr->max_cq = SROCE_MAX_CQ;
+	attr->max_cqe = SROCE_MAX_CQE;
+	attr->max_mr = SROCE_MAX_MR;
+	attr->max_mr_size = SROCE_MAX_MR_SIZE;
 	attr->max_pkeys = SROCE_PKEY_TABLE_LEN;
 	attr->atomic_cap = IB_ATOMIC_NONE;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |

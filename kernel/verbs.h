@@ -15,14 +15,9 @@ struct sroce_pd {
 };
 
 /*
- * Queue pairs and completion queues arrive with the data path.  ib_core
- * allocates the driver object before calling create, so the types exist now
- * to give it the right size.
+ * Queue pairs arrive with the data path.  ib_core allocates the driver object
+ * before calling create, so the type exists now to give it the right size.
  */
-struct sroce_cq {
-	struct ib_cq ibcq;
-};
-
 struct sroce_qp {
 	struct ib_qp ibqp;
 };

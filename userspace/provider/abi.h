@@ -62,4 +62,14 @@ static_assert(sizeof(union sroce_alloc_pd_reply) == 12,
 static_assert(offsetof(struct sroce_alloc_pd_resp, pdn) == 0,
 	      "sroce_alloc_pd_resp layout");
 
+/* CREATE_CQ (ibv_create_cq) */
+SROCE_REPLY(sroce_create_cq_reply, struct ib_uverbs_create_cq_resp,
+	    struct sroce_create_cq_resp);
+static_assert(sizeof(union sroce_create_cq_reply) == 24,
+	      "8-byte core response + 16-byte sroce tail");
+static_assert(offsetof(struct sroce_create_cq_resp, mmap_key) == 0 &&
+	      offsetof(struct sroce_create_cq_resp, mmap_len) == 8 &&
+	      offsetof(struct sroce_create_cq_resp, cqn) == 12,
+	      "sroce_create_cq_resp layout");
+
 #endif /* SROCE_PROVIDER_ABI_H */

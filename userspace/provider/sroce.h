@@ -6,18 +6,21 @@
  * base_<obj>, so libibverbs and applications hold pointers to the base and
  * the provider gets its own state back with to_sroce_<obj>().  Files: sroce.c
  * registers the provider and owns the device, context.c the context and its
- * ops table, query.c device and port queries, pd.c protection domains.  A
- * new object (cq.c, qp.c, mr.c, ...) adds its wrapper here, its ops to the
- * table in context.c, and its prototypes below.
+ * ops table, query.c device and port queries, pd.c protection domains, mr.c
+ * memory regions.  A new object (cq.c, qp.c, ...) adds its wrapper here, its
+ * ops to the table in context.c, and its prototypes below.
  */
 #ifndef SROCE_PROVIDER_H
 #define SROCE_PROVIDER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
 #include "verbs_private.h"
+
+struct sroce_ring_hdr;
 
 #define sroce_container_of(ptr, type, member)				\
 	((type *)((char *)(ptr) - offsetof(type, member)))
@@ -39,6 +42,26 @@ struct sroce_pd {
 	uint32_t pdn;			/* kernel's number, carried in WQEs */
 };
 
+/* libibverbs reads the verbs_mr wrapper, so the MR embeds that, not ibv_mr. */
+struct sroce_mr {
+	struct verbs_mr base_mr;
+};
+
+/*
+ * The kernel's ring, mapped; poll_cq reads CQEs up to its producer and
+ * publishes consumer (ring.h).
+ */
+struct sroce_cq {
+	struct ibv_cq base_cq;
+	pthread_spinlock_t lock;	/* pollers; protects consumer */
+	struct sroce_ring_hdr *ring;
+	size_t map_len;
+	uint32_t num_slots;		/* == base_cq.cqe */
+	uint32_t slot_shift;
+	uint32_t consumer;		/* next CQE to read */
+	uint32_t cqn;
+};
+
 static inline struct sroce_device *to_sroce_dev(struct ibv_device *ibdev)
 {
 	return sroce_container_of(ibdev, struct sroce_device,
@@ -54,6 +77,16 @@ static inline struct sroce_context *to_sroce_ctx(struct ibv_context *ibctx)
 static inline struct sroce_pd *to_sroce_pd(struct ibv_pd *ibpd)
 {
 	return sroce_container_of(ibpd, struct sroce_pd, base_pd);
+}
+
+static inline struct sroce_cq *to_sroce_cq(struct ibv_cq *ibcq)
+{
+	return sroce_container_of(ibcq, struct sroce_cq, base_cq);
+}
+
+static inline struct sroce_mr *to_sroce_mr(struct ibv_mr *ibmr)
+{
+	return sroce_container_of(ibmr, struct sroce_mr, base_mr.ibv_mr);
 }
 
 /* Log through libibverbs (VERBS_LOG_LEVEL, VERBS_LOG_FILE). */
@@ -72,8 +105,21 @@ int sroce_query_device(struct ibv_context *ibctx,
 int sroce_query_port(struct ibv_context *ibctx, uint8_t port_num,
 		     struct ibv_port_attr *attr);
 
+/* cq.c */
+struct ibv_cq *sroce_cq_create(struct ibv_context *ibctx, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector);
+int sroce_cq_destroy(struct ibv_cq *ibcq);
+int sroce_cq_poll(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
+int sroce_cq_req_notify(struct ibv_cq *ibcq, int solicited_only);
+
 /* pd.c */
 struct ibv_pd *sroce_pd_alloc(struct ibv_context *ibctx);
 int sroce_pd_dealloc(struct ibv_pd *ibpd);
+
+/* mr.c */
+struct ibv_mr *sroce_mr_reg(struct ibv_pd *ibpd, void *addr, size_t length,
+			    uint64_t hca_va, int access);
+int sroce_mr_dereg(struct verbs_mr *vmr);
 
 #endif /* SROCE_PROVIDER_H */

@@ -16,7 +16,7 @@
  * CMakeLists.txt:84).  Structures and prototypes: libibverbs/driver.h (line
  * numbers given at each declaration); the embedded list node:
  * ccan/list.h:24-27; command layouts: libibverbs/kern-abi.h:76-97, 176, 193,
- * 203.  The offsets were obtained by compiling the v44.0 definitions on
+ * 203, 206.  The offsets were obtained by compiling the v44.0 definitions on
  * x86_64 (LP64) and printing sizeof/offsetof.
  *
  * The private ABI changes with every rdma-core release that bumps
@@ -175,10 +175,34 @@ static_assert(offsetof(struct verbs_device, sysfs) == 696,
 static_assert(offsetof(struct verbs_device, core_support) == 704,
 	      "v44 verbs_device.core_support");
 
-/* -- Context operations (driver.h:311-448) --------------------------------- */
+/* -- Memory region object (driver.h:141-152) ------------------------------ */
 
-/* Private MR wrapper; only used by pointer in two slots. */
-struct verbs_mr;
+/* What libibverbs records about how an MR was made. */
+enum ibv_mr_type {
+	IBV_MR_TYPE_MR,
+	IBV_MR_TYPE_NULL_MR,
+	IBV_MR_TYPE_IMPORTED_MR,
+	IBV_MR_TYPE_DMABUF_MR,
+};
+
+/*
+ * libibverbs' wrapper of every ibv_mr a provider returns: ibv_dereg_mr()
+ * reads mr_type and access through it (container_of on the ibv_mr), so the
+ * provider's MR must embed it, ibv_mr first.  ibv_cmd_reg_mr() fills it.
+ */
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	enum ibv_mr_type mr_type;
+	int access;
+};
+static_assert(sizeof(struct ibv_mr) == 48, "v44 ibv_mr");
+static_assert(sizeof(struct verbs_mr) == 56, "v44 verbs_mr");
+static_assert(offsetof(struct verbs_mr, mr_type) == 48,
+	      "v44 verbs_mr.mr_type");
+static_assert(offsetof(struct verbs_mr, access) == 52,
+	      "v44 verbs_mr.access");
+
+/* -- Context operations (driver.h:311-448) --------------------------------- */
 
 /*
  * Every operation a provider can supply.  verbs_set_ops() copies the
@@ -335,10 +359,16 @@ static_assert(sizeof(struct verbs_context_ops) == 76 * 8,
 	      "v44 verbs_context_ops has 76 slots");
 VERBS_OPS_SLOT(advise_mr, 0);
 VERBS_OPS_SLOT(alloc_pd, 5);
+VERBS_OPS_SLOT(create_cq, 15);
 VERBS_OPS_SLOT(dealloc_pd, 26);
+VERBS_OPS_SLOT(dereg_mr, 28);
+VERBS_OPS_SLOT(destroy_cq, 31);
 VERBS_OPS_SLOT(free_context, 39);
+VERBS_OPS_SLOT(poll_cq, 53);
 VERBS_OPS_SLOT(query_device_ex, 58);
 VERBS_OPS_SLOT(query_port, 60);
+VERBS_OPS_SLOT(reg_mr, 68);
+VERBS_OPS_SLOT(req_notify_cq, 69);
 VERBS_OPS_SLOT(unimport_pd, 75);
 
 /* -- Context setup and teardown (driver.h:484-500) ------------------------- */
@@ -378,7 +408,7 @@ void __verbs_log(struct verbs_context *ctx, uint32_t level,
 		 const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* -- Legacy command layouts (kern-abi.h:76-97, 176, 193, 203) -------------- */
+/* -- Legacy command layouts (kern-abi.h:76-97, 176, 193, 203, 206) --------- */
 
 /*
  * The ibv_cmd_* helpers take the legacy write() command: the uverbs command
@@ -427,6 +457,41 @@ VERBS_CMD_MEMBER(verbs_cmd_query_port, ib_uverbs_query_port, port_num);
 VERBS_CMD_MEMBER(verbs_cmd_query_port, ib_uverbs_query_port, reserved);
 VERBS_CMD_SIZE(verbs_cmd_query_port, ib_uverbs_query_port, 24);
 
+struct verbs_cmd_reg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__aligned_u64 start;
+	__aligned_u64 length;
+	__aligned_u64 hca_va;
+	__u32 pd_handle;
+	__u32 access_flags;
+};
+VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, response);
+VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, start);
+VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, length);
+VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, hca_va);
+VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, pd_handle);
+VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, access_flags);
+VERBS_CMD_SIZE(verbs_cmd_reg_mr, ib_uverbs_reg_mr, 48);
+
+/* kern-abi.h:181 (DECLARE_CMD of IB_USER_VERBS_CMD_CREATE_CQ) */
+struct verbs_cmd_create_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__aligned_u64 user_handle;
+	__u32 cqe;
+	__u32 comp_vector;
+	__s32 comp_channel;
+	__u32 reserved;
+};
+VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, response);
+VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, user_handle);
+VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, cqe);
+VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, comp_vector);
+VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, comp_channel);
+VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, reserved);
+VERBS_CMD_SIZE(verbs_cmd_create_cq, ib_uverbs_create_cq, 40);
+
 /* -- Command helpers (driver.h:508-532) ------------------------------------ */
 
 /*
@@ -458,6 +523,32 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct verbs_cmd_alloc_pd *cmd, size_t cmd_size,
 		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+/*
+ * driver.h:539-549.  reg_mr fills in the command's start, length, hca_va,
+ * pd_handle and access_flags itself, and vmr's handle, keys, context,
+ * mr_type and access from the response; libibverbs' ibv_reg_mr() sets pd,
+ * addr and length afterwards.  dereg_mr only reads vmr, the caller frees it.
+ */
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct verbs_cmd_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+/*
+ * driver.h:565-569, 583.  create_cq fills in the command's user_handle, cqe,
+ * comp_vector and comp_channel itself, and cq's context, handle and cqe (the
+ * kernel's capacity) from the response; libibverbs' ibv_create_cq() then
+ * initialises the rest of cq (channel, cq_context, event counters, locks).
+ * destroy_cq waits for the kernel to drop the CQ; the caller frees it.
+ */
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct verbs_cmd_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 
 #ifdef __cplusplus
 }

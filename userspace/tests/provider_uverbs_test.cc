@@ -24,11 +24,13 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -97,6 +99,8 @@ public:
 	static constexpr uint32_t kAsyncFdUnused = ~0u;
 	static constexpr uint32_t kPdHandle = 0x11;
 	static constexpr uint32_t kPdn = 0x5a5a;
+	static constexpr uint32_t kMrHandle = 0x22;
+	static constexpr uint32_t kMrKey = 0x8badf00d;
 	static constexpr uint64_t kFwVer = (1ull << 32) | (2u << 16) | 3u;
 
 	// What the kernel puts in the GET_CONTEXT driver tail.
@@ -105,6 +109,49 @@ public:
 	// A command to fail, and the errno the kernel fails it with.
 	uint32_t fail_command = ~0u;
 	int fail_errno = 0;
+
+	// The CQ ring that CREATE_CQ hands out and mmap() of kCqKey maps.
+	static constexpr uint32_t kCqHandle = 0x33;
+	static constexpr uint32_t kCqn = 7;
+	static constexpr uint64_t kCqKey = 0x5000;
+	uint32_t cq_slots = 8;		// the capacity the kernel reports
+	uint32_t cq_header_slots = 0;	// if set, what the ring header claims
+	uint32_t cq_start = 0;		// initial producer and consumer
+	int mmap_errno = 0;		// fail the ring's mmap() with this
+	std::unique_ptr<void, decltype(&std::free)> ring_mem{ nullptr,
+							      &std::free };
+	size_t ring_len = 0;
+	std::vector<void *> unmapped;
+
+	sroce_ring_hdr *ring() const
+	{
+		return static_cast<sroce_ring_hdr *>(ring_mem.get());
+	}
+
+	sroce_cqe *cqe_slot(uint32_t idx) const
+	{
+		return reinterpret_cast<sroce_cqe *>(
+			static_cast<char *>(ring_mem.get()) +
+			SROCE_RING_SLOTS_OFFSET +
+			(idx & (cq_slots - 1)) * sizeof(sroce_cqe));
+	}
+
+	// The kernel's side of mmap() on the command descriptor.
+	void *map(size_t len, int prot, int flags, off_t off)
+	{
+		if (mmap_errno)
+			return fail_map(mmap_errno);
+		if (!ring_mem || static_cast<uint64_t>(off) != kCqKey ||
+		    len != ring_len || !(flags & MAP_SHARED) ||
+		    prot != (PROT_READ | PROT_WRITE))
+			return fail_map(EINVAL);
+		return ring_mem.get();
+	}
+
+	bool owns_mapping(void *addr) const
+	{
+		return addr && addr == ring_mem.get();
+	}
 
 	std::vector<Command> log;
 
@@ -187,6 +234,17 @@ private:
 			reply_alloc_pd(c);
 			return true;
 		case IB_USER_VERBS_CMD_DEALLOC_PD:
+			return true;
+		case IB_USER_VERBS_CMD_CREATE_CQ:
+			reply_create_cq(c);
+			return true;
+		case IB_USER_VERBS_CMD_DESTROY_CQ:
+			reply_destroy_cq(c);
+			return true;
+		case IB_USER_VERBS_CMD_REG_MR:
+			reply_reg_mr(c);
+			return true;
+		case IB_USER_VERBS_CMD_DEREG_MR:
 			return true;
 		default:
 			return false;
@@ -272,6 +330,57 @@ private:
 			    sizeof(drv));
 	}
 
+	void reply_reg_mr(const Command &c)
+	{
+		ib_uverbs_reg_mr_resp resp{};
+
+		resp.mr_handle = kMrHandle;
+		resp.lkey = kMrKey;
+		resp.rkey = kMrKey;
+		put(response_of(c), c.out_words * 4u, &resp, sizeof(resp));
+	}
+
+	static void *fail_map(int err)
+	{
+		errno = err;
+		return MAP_FAILED;
+	}
+
+	// A zeroed ring as vmalloc_user() leaves it, header filled in.
+	void reply_create_cq(const Command &c)
+	{
+		ib_uverbs_create_cq_resp core{};
+		sroce_create_cq_resp drv{};
+		auto *out = static_cast<unsigned char *>(response_of(c));
+		const size_t room = c.out_words * 4u;
+
+		ring_len = SROCE_RING_SLOTS_OFFSET + cq_slots * sizeof(sroce_cqe);
+		ring_len = (ring_len + 4095) & ~size_t{ 4095 };
+		ring_mem.reset(std::aligned_alloc(4096, ring_len));
+		std::memset(ring_mem.get(), 0, ring_len);
+		ring()->num_slots = cq_header_slots ? cq_header_slots : cq_slots;
+		ring()->slot_shift = 6;
+		ring()->producer = cq_start;
+		ring()->consumer = cq_start;
+
+		core.cq_handle = kCqHandle;
+		core.cqe = cq_slots;
+		drv.mmap_key = kCqKey;
+		drv.mmap_len = static_cast<uint32_t>(ring_len);
+		drv.cqn = kCqn;
+		put(out, room, &core, sizeof(core));
+		if (room > sizeof(core))
+			put(out + sizeof(core), room - sizeof(core), &drv,
+			    sizeof(drv));
+	}
+
+	void reply_destroy_cq(const Command &c)
+	{
+		ib_uverbs_destroy_cq_resp resp{};
+
+		put(response_of(c), c.out_words * 4u, &resp, sizeof(resp));
+	}
+
 	int fd_ = -1;
 };
 
@@ -282,6 +391,34 @@ extern "C" ssize_t write(int fd, const void *buf, size_t len)
 	if (active_fake && active_fake->owns(fd))
 		return active_fake->handle(buf, len);
 	return real_write()(fd, buf, len);
+}
+
+// mmap() and munmap() of the fake's ring go to the fake kernel too; all
+// other calls (none in libibverbs' and the provider's paths but ours) to
+// libc.
+extern "C" void *mmap(void *addr, size_t len, int prot, int flags, int fd,
+		      off_t off)
+{
+	using RealMmap = void *(*)(void *, size_t, int, int, int, off_t);
+	static const auto real = reinterpret_cast<RealMmap>(
+		dlsym(RTLD_NEXT, "mmap"));
+
+	if (active_fake && active_fake->owns(fd))
+		return active_fake->map(len, prot, flags, off);
+	return real(addr, len, prot, flags, fd, off);
+}
+
+extern "C" int munmap(void *addr, size_t len)
+{
+	using RealMunmap = int (*)(void *, size_t);
+	static const auto real = reinterpret_cast<RealMunmap>(
+		dlsym(RTLD_NEXT, "munmap"));
+
+	if (active_fake && active_fake->owns_mapping(addr)) {
+		active_fake->unmapped.push_back(addr);
+		return 0;
+	}
+	return real(addr, len);
 }
 
 namespace {
@@ -320,6 +457,16 @@ struct PdDealloc {
 	void operator()(ibv_pd *pd) const { ibv_dealloc_pd(pd); }
 };
 using PdPtr = std::unique_ptr<ibv_pd, PdDealloc>;
+
+struct MrDereg {
+	void operator()(ibv_mr *mr) const { ibv_dereg_mr(mr); }
+};
+using MrPtr = std::unique_ptr<ibv_mr, MrDereg>;
+
+struct CqDestroy {
+	void operator()(ibv_cq *cq) const { ibv_destroy_cq(cq); }
+};
+using CqPtr = std::unique_ptr<ibv_cq, CqDestroy>;
 
 TEST(ProviderRegistration, RegistersOnceAsSroce)
 {
@@ -553,16 +700,242 @@ TEST_F(ProviderContext, AllocPdReportsTheKernelsError)
 	EXPECT_EQ(errno, ENOMEM);
 }
 
+TEST_F(ProviderContext, RegMrSendsTheRangeAndReturnsTheKernelsKeys)
+{
+	auto ctx = open();
+	ASSERT_NE(ctx, nullptr);
+	PdPtr pd(ibv_alloc_pd(ctx.get()));
+	ASSERT_NE(pd, nullptr);
+	static char buf[8192];
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+
+	MrPtr mr(ibv_reg_mr(pd.get(), buf + 1, 100, access));
+	ASSERT_NE(mr, nullptr) << std::strerror(errno);
+	const Command &c = kernel_.log.back();
+	EXPECT_EQ(c.command, IB_USER_VERBS_CMD_REG_MR);
+	EXPECT_EQ(c.in_words * 4u, sizeof(verbs_cmd_reg_mr));
+	// No sroce driver data: the core response only.
+	EXPECT_EQ(c.out_words * 4u, sizeof(ib_uverbs_reg_mr_resp));
+	EXPECT_EQ(c.at<uint64_t>(offsetof(verbs_cmd_reg_mr, start)),
+		  reinterpret_cast<uintptr_t>(buf + 1));
+	EXPECT_EQ(c.at<uint64_t>(offsetof(verbs_cmd_reg_mr, length)), 100u);
+	EXPECT_EQ(c.at<uint64_t>(offsetof(verbs_cmd_reg_mr, hca_va)),
+		  reinterpret_cast<uintptr_t>(buf + 1));
+	EXPECT_EQ(c.at<uint32_t>(offsetof(verbs_cmd_reg_mr, pd_handle)),
+		  FakeUverbs::kPdHandle);
+	EXPECT_EQ(c.at<uint32_t>(offsetof(verbs_cmd_reg_mr, access_flags)),
+		  uint32_t(access));
+
+	EXPECT_EQ(mr->handle, FakeUverbs::kMrHandle);
+	EXPECT_EQ(mr->lkey, FakeUverbs::kMrKey);
+	EXPECT_EQ(mr->rkey, FakeUverbs::kMrKey);
+	EXPECT_EQ(mr->context, ctx.get());
+	EXPECT_EQ(mr->pd, pd.get());
+	EXPECT_EQ(mr->addr, buf + 1);
+	EXPECT_EQ(mr->length, 100u);
+	// What ibv_dereg_mr() will read back through the wrapper.
+	const auto *vmr = &to_sroce_mr(mr.get())->base_mr;
+	EXPECT_EQ(vmr->mr_type, IBV_MR_TYPE_MR);
+	EXPECT_EQ(vmr->access, access);
+}
+
+TEST_F(ProviderContext, DeregMrNamesTheKernelHandle)
+{
+	auto ctx = open();
+	ASSERT_NE(ctx, nullptr);
+	PdPtr pd(ibv_alloc_pd(ctx.get()));
+	ASSERT_NE(pd, nullptr);
+	static char buf[64];
+	MrPtr mr(ibv_reg_mr(pd.get(), buf, sizeof(buf), 0));
+	ASSERT_NE(mr, nullptr);
+
+	ASSERT_EQ(ibv_dereg_mr(mr.release()), 0);
+	const Command &c = kernel_.log.back();
+	EXPECT_EQ(c.command, IB_USER_VERBS_CMD_DEREG_MR);
+	EXPECT_EQ(c.in_words * 4u, sizeof(ib_uverbs_cmd_hdr) +
+					   sizeof(ib_uverbs_dereg_mr));
+	EXPECT_EQ(c.at<uint32_t>(sizeof(ib_uverbs_cmd_hdr)),
+		  FakeUverbs::kMrHandle);
+}
+
+TEST_F(ProviderContext, RegMrReportsTheKernelsError)
+{
+	auto ctx = open();
+	ASSERT_NE(ctx, nullptr);
+	PdPtr pd(ibv_alloc_pd(ctx.get()));
+	ASSERT_NE(pd, nullptr);
+	static char buf[64];
+
+	kernel_.fail_command = IB_USER_VERBS_CMD_REG_MR;
+	kernel_.fail_errno = EINVAL;
+	errno = 0;
+	EXPECT_EQ(MrPtr(ibv_reg_mr(pd.get(), buf, sizeof(buf),
+				   IBV_ACCESS_REMOTE_WRITE)),
+		  nullptr);
+	EXPECT_EQ(errno, EINVAL);
+}
+
 TEST_F(ProviderContext, VerbsNotYetImplementedAreNotSupported)
 {
 	auto ctx = open();
 	ASSERT_NE(ctx, nullptr);
 
+	// Only the context matters to libibverbs' dispatch.
+	ibv_pd pd{};
+	pd.context = ctx.get();
+	ibv_qp_init_attr attr{};
 	errno = 0;
-	EXPECT_EQ(ibv_create_cq(ctx.get(), 16, nullptr, nullptr, 0), nullptr);
+	EXPECT_EQ(ibv_create_qp(&pd, &attr), nullptr);
 	EXPECT_EQ(errno, EOPNOTSUPP);
 	// Nothing reached the kernel: the default op answered.
 	EXPECT_EQ(kernel_.log.size(), 1u);
+}
+
+TEST_F(ProviderContext, CreateCqMapsTheRingTheKernelNames)
+{
+	auto ctx = open();
+	ASSERT_NE(ctx, nullptr);
+
+	CqPtr cq(ibv_create_cq(ctx.get(), 5, nullptr, nullptr, 0));
+	ASSERT_NE(cq, nullptr) << std::strerror(errno);
+	const Command &c = kernel_.log.back();
+	EXPECT_EQ(c.command, IB_USER_VERBS_CMD_CREATE_CQ);
+	EXPECT_EQ(c.in_words * 4u, sizeof(verbs_cmd_create_cq));
+	EXPECT_EQ(c.out_words * 4u, sizeof(ib_uverbs_create_cq_resp) +
+					    sizeof(sroce_create_cq_resp));
+	EXPECT_EQ(c.at<uint32_t>(offsetof(verbs_cmd_create_cq, cqe)), 5u);
+	EXPECT_EQ(c.at<int32_t>(offsetof(verbs_cmd_create_cq, comp_channel)),
+		  -1);
+	EXPECT_EQ(cq->handle, FakeUverbs::kCqHandle);
+	EXPECT_EQ(cq->cqe, 8);
+	auto *scq = to_sroce_cq(cq.get());
+	EXPECT_EQ(static_cast<void *>(scq->ring), kernel_.ring_mem.get());
+	EXPECT_EQ(scq->cqn, FakeUverbs::kCqn);
+
+	ibv_wc wc[2];
+	EXPECT_EQ(ibv_poll_cq(cq.get(), 2, wc), 0);
+}
+
+TEST_F(ProviderContext, PollCqCopiesCqesAcrossTheCounterWrap)
+{
+	auto ctx = open();
+	ASSERT_NE(ctx, nullptr);
+	kernel_.cq_start = 0xfffffffe;
+	CqPtr cq(ibv_create_cq(ctx.get(), 8, nullptr, nullptr, 0));
+	ASSERT_NE(cq, nullptr) << std::strerror(errno);
+
+	// The kernel posts four CQEs, the counter wrapping after two.
+	for (uint32_t i = 0; i < 4; i++) {
+		sroce_cqe *e = kernel_.cqe_slot(kernel_.cq_start + i);
+		e->wr_id = 100 + i;
+		e->status = i == 3 ? IBV_WC_REM_ACCESS_ERR : IBV_WC_SUCCESS;
+		e->opcode = IBV_WC_RECV;
+		e->byte_len = 10 * i;
+		e->ex = 0x01020304;
+		e->qp_num = 0x11;
+		e->src_qp = 0x22;
+		e->wc_flags = IBV_WC_WITH_IMM;
+		e->pkey_index = 0;
+		e->slid = 0;
+		e->sl = 3;
+	}
+	kernel_.ring()->producer = kernel_.cq_start + 4;
+
+	ibv_wc wc[8] = {};
+	ASSERT_EQ(ibv_poll_cq(cq.get(), 3, wc), 3);
+	EXPECT_EQ(kernel_.ring()->consumer, kernel_.cq_start + 3);
+	ASSERT_EQ(ibv_poll_cq(cq.get(), 8, wc + 3), 1);
+	EXPECT_EQ(kernel_.ring()->consumer, 2u);
+	EXPECT_EQ(ibv_poll_cq(cq.get(), 8, wc + 4), 0);
+	for (uint32_t i = 0; i < 4; i++) {
+		EXPECT_EQ(wc[i].wr_id, 100u + i);
+		EXPECT_EQ(wc[i].opcode, IBV_WC_RECV);
+		EXPECT_EQ(wc[i].byte_len, 10 * i);
+		EXPECT_EQ(wc[i].imm_data, 0x01020304u);
+		EXPECT_EQ(wc[i].qp_num, 0x11u);
+		EXPECT_EQ(wc[i].src_qp, 0x22u);
+		EXPECT_EQ(wc[i].wc_flags, unsigned{ IBV_WC_WITH_IMM });
+		EXPECT_EQ(wc[i].sl, 3);
+	}
+	EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(wc[3].status, IBV_WC_REM_ACCESS_ERR);
+}
+
+TEST_F(ProviderContext, PollCqIgnoresAProducerBeyondTheRing)
+{
+	auto ctx = open();
+	ASSERT_NE(ctx, nullptr);
+	CqPtr cq(ibv_create_cq(ctx.get(), 8, nullptr, nullptr, 0));
+	ASSERT_NE(cq, nullptr) << std::strerror(errno);
+
+	kernel_.ring()->producer = 9;	// more than 8 slots ahead
+	ibv_wc wc[16];
+	EXPECT_EQ(ibv_poll_cq(cq.get(), 16, wc), 0);
+	EXPECT_EQ(kernel_.ring()->consumer, 0u);
+}
+
+TEST_F(ProviderContext, ReqNotifyCqArmsInSharedMemory)
+{
+	auto ctx = open();
+	ASSERT_NE(ctx, nullptr);
+	CqPtr cq(ibv_create_cq(ctx.get(), 8, nullptr, nullptr, 0));
+	ASSERT_NE(cq, nullptr) << std::strerror(errno);
+	const size_t commands = kernel_.log.size();
+
+	EXPECT_EQ(ibv_req_notify_cq(cq.get(), 1), 0);
+	EXPECT_EQ(kernel_.ring()->flags, uint32_t{ SROCE_CQ_ARM_SOLICITED });
+	EXPECT_EQ(ibv_req_notify_cq(cq.get(), 0), 0);
+	EXPECT_EQ(kernel_.ring()->flags,
+		  uint32_t{ SROCE_CQ_ARM_SOLICITED | SROCE_CQ_ARM_NEXT });
+	EXPECT_EQ(kernel_.log.size(), commands);	// no system call
+}
+
+TEST_F(ProviderContext, DestroyCqDestroysThenUnmaps)
+{
+	auto ctx = open();
+	ASSERT_NE(ctx, nullptr);
+	ibv_cq *cq = ibv_create_cq(ctx.get(), 8, nullptr, nullptr, 0);
+	ASSERT_NE(cq, nullptr) << std::strerror(errno);
+
+	kernel_.fail_command = IB_USER_VERBS_CMD_DESTROY_CQ;
+	kernel_.fail_errno = EBUSY;
+	EXPECT_EQ(ibv_destroy_cq(cq), EBUSY);
+	EXPECT_TRUE(kernel_.unmapped.empty());	// still usable
+
+	kernel_.fail_command = ~0u;
+	ASSERT_EQ(ibv_destroy_cq(cq), 0);
+	const Command &c = kernel_.log.back();
+	EXPECT_EQ(c.command, IB_USER_VERBS_CMD_DESTROY_CQ);
+	EXPECT_EQ(c.at<uint32_t>(sizeof(ib_uverbs_cmd_hdr) +
+				 offsetof(ib_uverbs_destroy_cq, cq_handle)),
+		  FakeUverbs::kCqHandle);
+	ASSERT_EQ(kernel_.unmapped.size(), 1u);
+	EXPECT_EQ(kernel_.unmapped[0], kernel_.ring_mem.get());
+}
+
+TEST_F(ProviderContext, CreateCqUndoesTheKernelCqIfTheRingCannotBeMapped)
+{
+	auto ctx = open();
+	ASSERT_NE(ctx, nullptr);
+	kernel_.mmap_errno = ENOMEM;
+
+	errno = 0;
+	EXPECT_EQ(ibv_create_cq(ctx.get(), 8, nullptr, nullptr, 0), nullptr);
+	EXPECT_EQ(errno, ENOMEM);
+	EXPECT_EQ(kernel_.log.back().command, IB_USER_VERBS_CMD_DESTROY_CQ);
+}
+
+TEST_F(ProviderContext, CreateCqRefusesARingLargerThanItsMapping)
+{
+	auto ctx = open();
+	ASSERT_NE(ctx, nullptr);
+	kernel_.cq_header_slots = 1024;
+
+	errno = 0;
+	EXPECT_EQ(ibv_create_cq(ctx.get(), 8, nullptr, nullptr, 0), nullptr);
+	EXPECT_EQ(errno, EPROTO);
+	EXPECT_EQ(kernel_.log.back().command, IB_USER_VERBS_CMD_DESTROY_CQ);
+	EXPECT_EQ(kernel_.unmapped.size(), 1u);
 }
 
 } // namespace

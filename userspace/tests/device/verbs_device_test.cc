@@ -177,10 +177,25 @@ TEST_F(Device, EnforcesMaxPd)
 // cleanly with EOPNOTSUPP, never succeed half-way.
 TEST_F(Device, UnimplementedObjectsFailCleanly)
 {
-	errno = 0;
+	Pd pd(ibv_alloc_pd(ctx_.get()));
+	ASSERT_TRUE(pd) << std::strerror(errno);
 	Cq cq(ibv_create_cq(ctx_.get(), 16, nullptr, nullptr, 0));
-	EXPECT_FALSE(cq);
+	ASSERT_TRUE(cq) << std::strerror(errno);
+	ibv_qp_init_attr attr{};
+	attr.send_cq = cq.get();
+	attr.recv_cq = cq.get();
+	attr.qp_type = IBV_QPT_RC;
+	attr.cap.max_send_wr = 1;
+	attr.cap.max_recv_wr = 1;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+
+	errno = 0;
+	ibv_qp *qp = ibv_create_qp(pd.get(), &attr);
+	EXPECT_EQ(qp, nullptr);
 	EXPECT_EQ(errno, EOPNOTSUPP);
+	if (qp)
+		ibv_destroy_qp(qp);
 }
 
 } // namespace

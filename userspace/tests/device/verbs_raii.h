@@ -20,11 +20,15 @@ struct PdDeleter {
 struct CqDeleter {
 	void operator()(ibv_cq *c) const { ibv_destroy_cq(c); }
 };
+struct MrDeleter {
+	void operator()(ibv_mr *m) const { ibv_dereg_mr(m); }
+};
 
 using DeviceList = std::unique_ptr<ibv_device *, DeviceListDeleter>;
 using Context = std::unique_ptr<ibv_context, ContextDeleter>;
 using Pd = std::unique_ptr<ibv_pd, PdDeleter>;
 using Cq = std::unique_ptr<ibv_cq, CqDeleter>;
+using Mr = std::unique_ptr<ibv_mr, MrDeleter>;
 
 } // namespace sroce::test
 

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion queues.
+ *
+ * A CQ is a shared ring of struct sroce_cqe (kernel/queue.h).  The data path
+ * posts completions with sroce_cq_post(); a user CQ is emptied and armed by
+ * the provider in userspace without system calls, a kernel CQ by poll_cq and
+ * req_notify_cq below.  Both kinds use the same ring, counters and flags.
+ *
+ * Completion events and the lost wakeup.  A consumer arms the CQ by setting
+ * an ARM bit in the shared flags word; a poster that publishes a CQE matching
+ * an ARM bit clears the arm bits and calls the CQ's comp_handler (for a user
+ * CQ, ib_uverbs' handler, which queues the event on the completion channel).
+ * The consumer's side is: (1) atomically set the ARM bit, (2) full barrier,
+ * (3) read the producer (the application polls once more after arming, and
+ * IB_CQ_REPORT_MISSED_EVENTS does it here).  The poster's side is: (a)
+ * release-store the producer, (b) smp_mb(), (c) read the flags.  With a full
+ * barrier between the store and the load on both sides, (c) missing the arm
+ * and (3) missing the CQE cannot both happen: either the poster raises the
+ * event or the consumer sees the CQE, and a CQE posted after the arm always
+ * raises the event.  The provider mirrors (1)-(2) with a sequentially
+ * consistent fetch-or followed by a sequentially consistent fence.
+ *
+ * Each arming produces at most one event: the bits are cleared with one
+ * atomic fetch-and-clear under post_lock, and only the poster whose
+ * fetch-and-clear saw a matching bit calls the handler.
+ */
+#include <linux/log2.h>
+#include <linux/spinlock.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "cq.h"
+#include "debugfs.h"
+#include "dev_limits.h"
+#include "device.h"
+#include "verbs.h"
+
+#define SROCE_CQ_ARM_MASK (SROCE_CQ_ARM_NEXT | SROCE_CQ_ARM_SOLICITED)
+
+/* A slot holds one CQE, and slots are a power of two in size. */
+static_assert(sizeof(struct sroce_cqe) == 64);
+
+static int sroce_cq_create(struct ib_cq *ibcq,
+			   const struct ib_cq_init_attr *attr,
+			   SROCE_CREATE_CQ_ARG *arg)
+{
+	struct ib_udata *udata = sroce_create_cq_udata(arg);
+	struct sroce_dev *sdev = to_sroce_dev(ibcq->device);
+	struct sroce_cq *cq = to_sroce_cq(ibcq);
+	struct sroce_create_cq_resp resp = {};
+	struct sroce_ucontext *uctx = NULL;
+	int cqn, err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > SROCE_MAX_CQE ||
+	    attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+	if (udata) {
+		/* No request fields are defined yet: refuse any we'd ignore. */
+		if (udata->inlen &&
+		    !ib_is_udata_cleared(udata, 0, udata->inlen))
+			return -EOPNOTSUPP;
+		/* Without the key the ring cannot be mapped. */
+		if (udata->outlen < sizeof(resp))
+			return -EINVAL;
+		uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+						 ibuc);
+	}
+
+	cqn = ida_alloc_range(&sdev->cq_ida, 1, SROCE_MAX_CQ, GFP_KERNEL);
+	if (cqn < 0)
+		return cqn == -ENOSPC ? -ENOMEM : cqn;
+	cq->cqn = cqn;
+	cq->user = udata;
+	spin_lock_init(&cq->post_lock);
+	spin_lock_init(&cq->poll_lock);
+
+	err = sroce_queue_init(&cq->queue, roundup_pow_of_two(attr->cqe),
+			       ilog2(sizeof(struct sroce_cqe)),
+			       uctx ? &uctx->ibuc : NULL);
+	if (err)
+		goto err_free_cqn;
+	/* The whole ring is usable (free-running counters). */
+	ibcq->cqe = cq->queue.num_slots;
+
+	if (udata) {
+		resp.mmap_key = sroce_queue_mmap_key(&cq->queue);
+		resp.mmap_len = cq->queue.len;
+		resp.cqn = cqn;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_cleanup;
+	}
+	sroce_obj_get(SROCE_OBJ_CQ);
+	return 0;
+
+err_cleanup:
+	sroce_queue_cleanup(&cq->queue);
+err_free_cqn:
+	ida_free(&sdev->cq_ida, cqn);
+	return err;
+}
+
+/*
+ * ib_core refuses to destroy a CQ that a QP still uses, and a QP's
+ * destruction waits for its data-path work, so nothing posts here any more.
+ */
+static int sroce_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibcq->device);
+	struct sroce_cq *cq = to_sroce_cq(ibcq);
+
+	sroce_queue_cleanup(&cq->queue);
+	ida_free(&sdev->cq_ida, cq->cqn);
+	sroce_obj_put(SROCE_OBJ_CQ);
+	return 0;
+}
+
+/* An overrun puts the CQ in error; the owner learns it asynchronously. */
+static void sroce_cq_report_overflow(struct sroce_cq *cq)
+{
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	if (cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
+/**
+ * sroce_cq_post - publish one completion
+ * @cq: the completion queue
+ * @cqe: the completion, in the uapi layout (libibverbs values)
+ * @solicited: the completion is for a solicited event (raises an event on a
+ *	CQ armed with ARM_SOLICITED as well)
+ *
+ * Callable from softirq and process context; concurrent posters are
+ * serialised by post_lock.  A CQE is never overwritten: if the ring is
+ * full, the CQ goes into error for good (SROCE_CQ_OVERFLOW, IB_EVENT_CQ_ERR
+ * once) and this and every later post fail.  The comp_handler is called
+ * without locks held, at most once per arming.
+ *
+ * Return: 0, or -ENOSPC if the CQ overflowed.
+ */
+int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
+		  bool solicited)
+{
+	struct sroce_queue *q = &cq->queue;
+	atomic_t *flags = sroce_queue_flags(q);
+	u32 want = SROCE_CQ_ARM_NEXT | (solicited ? SROCE_CQ_ARM_SOLICITED : 0);
+	bool notify = false;
+	unsigned long irqflags;
+	u32 cons;
+
+	spin_lock_irqsave(&cq->post_lock, irqflags);
+	if (cq->overflowed)
+		goto err_overflow;
+	/*
+	 * Acquire pairs with the consumer's release store: the slot is not
+	 * overwritten before the consumer has finished copying it out.  A
+	 * counter that claims more than was produced leaves no room.
+	 */
+	cons = sroce_queue_peer_consumer(q);
+	if (!sroce_ring_free(cq->producer, cons, q->num_slots)) {
+		cq->overflowed = true;
+		atomic_or(SROCE_CQ_OVERFLOW, flags);
+		spin_unlock_irqrestore(&cq->post_lock, irqflags);
+		sroce_cq_report_overflow(cq);
+		return -ENOSPC;
+	}
+
+	memcpy(sroce_queue_slot(q, cq->producer), cqe, sizeof(*cqe));
+	cq->producer++;
+	sroce_queue_publish_producer(q, cq->producer);
+
+	/* (b) of the lost-wakeup argument at the top of the file. */
+	smp_mb();
+	if (atomic_read(flags) & want)
+		notify = atomic_fetch_andnot(SROCE_CQ_ARM_MASK, flags) & want;
+	spin_unlock_irqrestore(&cq->post_lock, irqflags);
+
+	if (notify && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	return 0;
+
+err_overflow:
+	spin_unlock_irqrestore(&cq->post_lock, irqflags);
+	return -ENOSPC;
+}
+
+static int sroce_cq_wc_flags(u32 cqe_flags, u8 network_hdr_type)
+{
+	int flags = 0;
+
+	if (cqe_flags & SROCE_CQE_WC_GRH)
+		flags |= IB_WC_GRH;
+	if (cqe_flags & SROCE_CQE_WC_WITH_IMM)
+		flags |= IB_WC_WITH_IMM;
+	if (cqe_flags & SROCE_CQE_WC_IP_CSUM_OK)
+		flags |= IB_WC_IP_CSUM_OK;
+	if (cqe_flags & SROCE_CQE_WC_WITH_INV)
+		flags |= IB_WC_WITH_INVALIDATE;
+	if (network_hdr_type)
+		flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+	return flags;
+}
+
+static void sroce_cq_to_wc(const struct sroce_cqe *cqe, struct ib_wc *wc)
+{
+	*wc = (struct ib_wc) {
+		.wr_id = cqe->wr_id,
+		/* The uapi values are the kernel's ib_wc_status/opcode. */
+		.status = cqe->status,
+		.opcode = cqe->opcode,
+		.vendor_err = cqe->vendor_err,
+		.byte_len = cqe->byte_len,
+		/*
+		 * wc->qp is looked up from qp_num once QPs exist; nothing
+		 * can post before then.
+		 */
+		.qp = NULL,
+		.ex.invalidate_rkey = cqe->ex,
+		.src_qp = cqe->src_qp,
+		.slid = cqe->slid,
+		.wc_flags = sroce_cq_wc_flags(cqe->wc_flags,
+					      cqe->network_hdr_type),
+		.pkey_index = cqe->pkey_index,
+		.sl = cqe->sl,
+		.dlid_path_bits = cqe->dlid_path_bits,
+		.port_num = cqe->port_num,
+		.network_hdr_type = cqe->network_hdr_type,
+	};
+}
+
+/* Kernel consumers only: a user CQ's ring belongs to the provider. */
+static int sroce_cq_poll(struct ib_cq *ibcq, int num_entries,
+			 struct ib_wc *wc)
+{
+	struct sroce_cq *cq = to_sroce_cq(ibcq);
+	struct sroce_queue *q = &cq->queue;
+	unsigned long irqflags;
+	u32 avail, n;
+
+	if (cq->user)
+		return -EINVAL;
+	if (num_entries <= 0)
+		return 0;
+
+	spin_lock_irqsave(&cq->poll_lock, irqflags);
+	/* Acquire pairs with sroce_cq_post()'s release of the producer. */
+	avail = sroce_ring_used(sroce_queue_peer_producer(q), cq->consumer,
+				q->num_slots);
+	for (n = 0; n < (u32)num_entries && n < avail; n++)
+		sroce_cq_to_wc(sroce_queue_slot(q, cq->consumer + n), &wc[n]);
+	if (n) {
+		cq->consumer += n;
+		sroce_queue_publish_consumer(q, cq->consumer);
+	}
+	spin_unlock_irqrestore(&cq->poll_lock, irqflags);
+	return n;
+}
+
+/*
+ * Kernel consumers (user CQs are armed by the provider in shared memory).
+ * With IB_CQ_REPORT_MISSED_EVENTS, returns 1 if CQEs were waiting when the
+ * CQ was armed: the caller polls again instead of waiting for an event
+ * that may already have been skipped.
+ */
+static int sroce_cq_req_notify(struct ib_cq *ibcq,
+			       enum ib_cq_notify_flags flags)
+{
+	struct sroce_cq *cq = to_sroce_cq(ibcq);
+	struct sroce_queue *q = &cq->queue;
+	u32 arm = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+		  SROCE_CQ_ARM_SOLICITED : SROCE_CQ_ARM_NEXT;
+	unsigned long irqflags;
+	bool empty;
+
+	if (cq->user)
+		return -EINVAL;
+
+	/* (1) and (2): a fully ordered RMW, see the top of the file. */
+	atomic_fetch_or(arm, sroce_queue_flags(q));
+	if (!(flags & IB_CQ_REPORT_MISSED_EVENTS))
+		return 0;
+
+	spin_lock_irqsave(&cq->poll_lock, irqflags);
+	empty = sroce_ring_empty(sroce_queue_peer_producer(q), cq->consumer);
+	spin_unlock_irqrestore(&cq->poll_lock, irqflags);
+	return !empty;
+}
+
+const struct ib_device_ops sroce_cq_ops = {
+	.create_cq = sroce_cq_create,
+	.destroy_cq = sroce_cq_destroy,
+	.poll_cq = sroce_cq_poll,
+	.req_notify_cq = sroce_cq_req_notify,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+};

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * sroce provider: memory regions.
+ *
+ * Registration is entirely the kernel's business (it pins the memory and
+ * chooses the key, lkey == rkey); the provider only carries the command and
+ * keeps the libibverbs wrapper that ibv_dereg_mr() expects.  No sroce
+ * driver data travels either way.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sroce.h"
+
+struct ibv_mr *sroce_mr_reg(struct ibv_pd *ibpd, void *addr, size_t length,
+			    uint64_t hca_va, int access)
+{
+	struct verbs_cmd_reg_mr cmd = {};
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct sroce_mr *mr;
+	int ret;
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+
+	ret = ibv_cmd_reg_mr(ibpd, addr, length, hca_va, access, &mr->base_mr,
+			     &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(mr);
+		errno = ret;
+		return NULL;
+	}
+	return &mr->base_mr.ibv_mr;
+}
+
+/* On failure the MR stays registered and owned by the caller. */
+int sroce_mr_dereg(struct verbs_mr *vmr)
+{
+	int ret;
+
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+
+	free(to_sroce_mr(&vmr->ibv_mr));
+	return 0;
+}
