@@ -14,10 +14,15 @@
 #define SROCE_GID_TABLE_LEN	128		/* ib_core's GID cache size */
 #define SROCE_PKEY_TABLE_LEN	1		/* RoCE has only the default */
 #define SROCE_DEFAULT_PKEY	0xffff
-#define SROCE_MAX_INLINE_DATA	0		/* no QPs yet */
+#define SROCE_MAX_INLINE_DATA	512		/* SQ slot of 1 KiB at most */
 #define SROCE_MAX_CQ		BIT(14)		/* cq_ida range; a ring and a VMA each */
 #define SROCE_MAX_CQE		BIT(16)		/* 4 MiB ring of 64-byte CQEs */
 #define SROCE_MAX_MR		BIT(16)		/* mr_count bound */
 #define SROCE_MAX_MR_SIZE	BIT_ULL(36)	/* 64 GiB: 128 MiB page array */
+
+#define SROCE_MAX_QP		BIT(14)		/* QPNs 2..SROCE_MAX_QP + 1; two rings each */
+#define SROCE_MAX_QP_WR		BIT(14)		/* WQEs per SQ or RQ: 16 MiB rings at most */
+#define SROCE_MAX_SGE		32		/* per SQ or RQ WQE: 1 KiB slots at most */
+#define SROCE_MAX_QP_RD_ATOM	16		/* RDMA reads/atomics in flight, each way */
 
 #endif /* SROCE_DEV_LIMITS_H */

@@ -25,6 +25,7 @@
 #include "device.h"
 #include "mr.h"
 #include "net.h"
+#include "qp.h"
 #include "queue.h"
 #include "verbs.h"
 
@@ -63,6 +64,7 @@ void sroce_device_dealloc_driver(struct ib_device *ibdev)
 {
 	struct sroce_dev *sdev = to_sroce_dev(ibdev);
 
+	sroce_qp_dev_cleanup(sdev);
 	sroce_mr_dev_cleanup(sdev);
 	ida_destroy(&sdev->pd_ida);
 	ida_destroy(&sdev->cq_ida);
@@ -88,20 +90,22 @@ static void sroce_device_init_ibdev(struct sroce_dev *sdev,
 	ida_init(&sdev->pd_ida);
 	ida_init(&sdev->cq_ida);
 	sroce_mr_dev_init(sdev);
+	sroce_qp_dev_init(sdev);
+	/*
+	 * The provider's SQ doorbell is the POST_SEND write command, which
+	 * ib_core leaves disabled unless the driver asks for it.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 	sdev->port_state = SROCE_PORT_DOWN;
 }
 
-/*
- * Each object type contributes its own ib_device_ops.  ib_set_device_ops()
- * only fills ops that are still unset, so the placeholders for what is not
- * implemented yet come last.
- */
+/* Each object type contributes its own ib_device_ops. */
 static const struct ib_device_ops *const sroce_device_ops[] = {
 	&sroce_verbs_ops,
 	&sroce_queue_ops,
 	&sroce_cq_ops,
 	&sroce_mr_ops,
-	&sroce_unimplemented_ops,
+	&sroce_qp_ops,
 };
 
 static void sroce_device_set_ops(struct ib_device *ibdev)

@@ -28,6 +28,7 @@ struct sroce_dev {
 	struct ida cq_ida;		/* CQ numbers, 1..SROCE_MAX_CQ */
 	struct xarray mr_xa;		/* key -> struct sroce_mr (mr.c) */
 	atomic_t mr_count;		/* live MRs, at most SROCE_MAX_MR */
+	struct xarray qp_xa;		/* QPN -> struct sroce_qp_ref (qp.c) */
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)

@@ -72,4 +72,42 @@ static_assert(offsetof(struct sroce_create_cq_resp, mmap_key) == 0 &&
 	      offsetof(struct sroce_create_cq_resp, cqn) == 12,
 	      "sroce_create_cq_resp layout");
 
+/* CREATE_QP (ibv_create_qp, ibv_create_qp_ex) */
+SROCE_REPLY(sroce_create_qp_reply, struct ib_uverbs_create_qp_resp,
+	    struct sroce_create_qp_resp);
+static_assert(sizeof(union sroce_create_qp_reply) == 80,
+	      "32-byte core response + 48-byte sroce tail");
+static_assert(offsetof(struct sroce_create_qp_resp, sq_mmap_key) == 0 &&
+	      offsetof(struct sroce_create_qp_resp, rq_mmap_key) == 8 &&
+	      offsetof(struct sroce_create_qp_resp, sq_mmap_len) == 16 &&
+	      offsetof(struct sroce_create_qp_resp, rq_mmap_len) == 20 &&
+	      offsetof(struct sroce_create_qp_resp, qpn) == 24 &&
+	      offsetof(struct sroce_create_qp_resp, sq_slots) == 28 &&
+	      offsetof(struct sroce_create_qp_resp, sq_slot_shift) == 32 &&
+	      offsetof(struct sroce_create_qp_resp, rq_slots) == 36 &&
+	      offsetof(struct sroce_create_qp_resp, rq_slot_shift) == 40 &&
+	      offsetof(struct sroce_create_qp_resp, max_inline_data) == 44 &&
+	      sizeof(struct sroce_create_qp_resp) == 48,
+	      "sroce_create_qp_resp layout");
+
+/* Work-request slots of the SQ and RQ rings. */
+static_assert(sizeof(struct sroce_sge) == 16 &&
+	      offsetof(struct sroce_sge, length) == 8 &&
+	      offsetof(struct sroce_sge, lkey) == 12,
+	      "sroce_sge layout");
+static_assert(sizeof(struct sroce_send_wqe) == 64 &&
+	      offsetof(struct sroce_send_wqe, opcode) == 8 &&
+	      offsetof(struct sroce_send_wqe, send_flags) == 12 &&
+	      offsetof(struct sroce_send_wqe, ex) == 16 &&
+	      offsetof(struct sroce_send_wqe, num_sge) == 20 &&
+	      offsetof(struct sroce_send_wqe, inline_len) == 24 &&
+	      offsetof(struct sroce_send_wqe, wr) == 32 &&
+	      offsetof(struct sroce_send_wqe, wr.atomic.swap) == 48 &&
+	      offsetof(struct sroce_send_wqe, wr.atomic.rkey) == 56 &&
+	      offsetof(struct sroce_send_wqe, wr.ud.ah) == 40,
+	      "sroce_send_wqe layout");
+static_assert(sizeof(struct sroce_recv_wqe) == 16 &&
+	      offsetof(struct sroce_recv_wqe, num_sge) == 8,
+	      "sroce_recv_wqe layout");
+
 #endif /* SROCE_PROVIDER_ABI_H */

@@ -18,13 +18,18 @@ static void sroce_context_free(struct ibv_context *ibctx);
 static const struct verbs_context_ops sroce_ctx_ops = {
 	.alloc_pd = sroce_pd_alloc,
 	.create_cq = sroce_cq_create,
+	.create_qp = sroce_qp_create,
+	.create_qp_ex = sroce_qp_create_ex,
 	.dealloc_pd = sroce_pd_dealloc,
 	.destroy_cq = sroce_cq_destroy,
+	.destroy_qp = sroce_qp_destroy,
 	.dereg_mr = sroce_mr_dereg,
 	.free_context = sroce_context_free,
+	.modify_qp = sroce_qp_modify,
 	.poll_cq = sroce_cq_poll,
 	.query_device_ex = sroce_query_device,
 	.query_port = sroce_query_port,
+	.query_qp = sroce_qp_query,
 	.reg_mr = sroce_mr_reg,
 	.req_notify_cq = sroce_cq_req_notify,
 };

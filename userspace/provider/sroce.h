@@ -7,8 +7,9 @@
  * the provider gets its own state back with to_sroce_<obj>().  Files: sroce.c
  * registers the provider and owns the device, context.c the context and its
  * ops table, query.c device and port queries, pd.c protection domains, mr.c
- * memory regions.  A new object (cq.c, qp.c, ...) adds its wrapper here, its
- * ops to the table in context.c, and its prototypes below.
+ * memory regions, cq.c completion queues, qp.c queue pairs.  A new object
+ * adds its wrapper here, its ops to the table in context.c, and its
+ * prototypes below.
  */
 #ifndef SROCE_PROVIDER_H
 #define SROCE_PROVIDER_H
@@ -62,6 +63,25 @@ struct sroce_cq {
 	uint32_t cqn;
 };
 
+/* One mapped work queue ring of a QP (SQ or RQ). */
+struct sroce_wq {
+	struct sroce_ring_hdr *ring;
+	size_t map_len;
+	uint32_t num_slots;
+	uint32_t slot_shift;
+};
+
+/*
+ * A queue pair.  The rings are mapped at creation; posting work requests
+ * into them comes with the data path.
+ */
+struct sroce_qp {
+	struct verbs_qp base_qp;
+	struct sroce_wq sq;
+	struct sroce_wq rq;
+	uint32_t max_inline_data;
+};
+
 static inline struct sroce_device *to_sroce_dev(struct ibv_device *ibdev)
 {
 	return sroce_container_of(ibdev, struct sroce_device,
@@ -87,6 +107,11 @@ static inline struct sroce_cq *to_sroce_cq(struct ibv_cq *ibcq)
 static inline struct sroce_mr *to_sroce_mr(struct ibv_mr *ibmr)
 {
 	return sroce_container_of(ibmr, struct sroce_mr, base_mr.ibv_mr);
+}
+
+static inline struct sroce_qp *to_sroce_qp(struct ibv_qp *ibqp)
+{
+	return sroce_container_of(ibqp, struct sroce_qp, base_qp.qp);
 }
 
 /* Log through libibverbs (VERBS_LOG_LEVEL, VERBS_LOG_FILE). */
@@ -121,5 +146,16 @@ int sroce_pd_dealloc(struct ibv_pd *ibpd);
 struct ibv_mr *sroce_mr_reg(struct ibv_pd *ibpd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int sroce_mr_dereg(struct verbs_mr *vmr);
+
+/* qp.c */
+struct ibv_qp *sroce_qp_create(struct ibv_pd *ibpd,
+			       struct ibv_qp_init_attr *attr);
+struct ibv_qp *sroce_qp_create_ex(struct ibv_context *ibctx,
+				  struct ibv_qp_init_attr_ex *attr);
+int sroce_qp_modify(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		    int attr_mask);
+int sroce_qp_query(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask, struct ibv_qp_init_attr *init_attr);
+int sroce_qp_destroy(struct ibv_qp *ibqp);
 
 #endif /* SROCE_PROVIDER_H */

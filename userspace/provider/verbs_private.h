@@ -31,6 +31,7 @@
 #define SROCE_VERBS_PRIVATE_H
 
 #include <assert.h>
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -202,6 +203,38 @@ static_assert(offsetof(struct verbs_mr, mr_type) == 48,
 static_assert(offsetof(struct verbs_mr, access) == 52,
 	      "v44 verbs_mr.access");
 
+/* -- Queue pair object (driver.h:124-128, 159-166) ------------------------ */
+
+/* verbs_qp.comp_mask bits, set by libibverbs' create helpers. */
+enum verbs_qp_mask {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,
+};
+
+/*
+ * libibverbs' wrapper of a QP created through ibv_cmd_create_qp_ex(): the
+ * provider's QP embeds it first, and the library reaches comp_mask and xrcd
+ * (container_of on the ibv_qp) for extended and XRC QPs.
+ */
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct ibv_xrcd *xrcd;		/* a struct verbs_xrcd in libibverbs */
+};
+static_assert(sizeof(struct ibv_qp) == 160, "v44 ibv_qp");
+static_assert(sizeof(struct ibv_qp_ex) == 352, "v44 ibv_qp_ex");
+static_assert(sizeof(struct verbs_qp) == 368, "v44 verbs_qp");
+static_assert(offsetof(struct verbs_qp, qp) == 0 &&
+	      offsetof(struct verbs_qp, qp_ex) == 0,
+	      "v44 verbs_qp.qp");
+static_assert(offsetof(struct verbs_qp, comp_mask) == 352,
+	      "v44 verbs_qp.comp_mask");
+static_assert(offsetof(struct verbs_qp, xrcd) == 360,
+	      "v44 verbs_qp.xrcd");
+
 /* -- Context operations (driver.h:311-448) --------------------------------- */
 
 /*
@@ -360,13 +393,18 @@ static_assert(sizeof(struct verbs_context_ops) == 76 * 8,
 VERBS_OPS_SLOT(advise_mr, 0);
 VERBS_OPS_SLOT(alloc_pd, 5);
 VERBS_OPS_SLOT(create_cq, 15);
+VERBS_OPS_SLOT(create_qp, 19);
+VERBS_OPS_SLOT(create_qp_ex, 20);
 VERBS_OPS_SLOT(dealloc_pd, 26);
 VERBS_OPS_SLOT(dereg_mr, 28);
 VERBS_OPS_SLOT(destroy_cq, 31);
+VERBS_OPS_SLOT(destroy_qp, 34);
 VERBS_OPS_SLOT(free_context, 39);
+VERBS_OPS_SLOT(modify_qp, 47);
 VERBS_OPS_SLOT(poll_cq, 53);
 VERBS_OPS_SLOT(query_device_ex, 58);
 VERBS_OPS_SLOT(query_port, 60);
+VERBS_OPS_SLOT(query_qp, 61);
 VERBS_OPS_SLOT(reg_mr, 68);
 VERBS_OPS_SLOT(req_notify_cq, 69);
 VERBS_OPS_SLOT(unimport_pd, 75);
@@ -492,6 +530,69 @@ VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, comp_channel);
 VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, reserved);
 VERBS_CMD_SIZE(verbs_cmd_create_cq, ib_uverbs_create_cq, 40);
 
+/* kern-abi.h:182 (DECLARE_CMD of IB_USER_VERBS_CMD_CREATE_QP) */
+struct verbs_cmd_create_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__aligned_u64 user_handle;
+	__u32 pd_handle;
+	__u32 send_cq_handle;
+	__u32 recv_cq_handle;
+	__u32 srq_handle;
+	__u32 max_send_wr;
+	__u32 max_recv_wr;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline_data;
+	__u8 sq_sig_all;
+	__u8 qp_type;
+	__u8 is_srq;
+	__u8 reserved;
+};
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, response);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, user_handle);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, pd_handle);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, send_cq_handle);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, recv_cq_handle);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, srq_handle);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, max_send_wr);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, max_recv_wr);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, max_send_sge);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, max_recv_sge);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, max_inline_data);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, sq_sig_all);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, qp_type);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, is_srq);
+VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, reserved);
+VERBS_CMD_SIZE(verbs_cmd_create_qp, ib_uverbs_create_qp, 64);
+
+/*
+ * kern-abi.h:194 (DECLARE_CMDX of IB_USER_VERBS_CMD_MODIFY_QP).  The
+ * provider never reads or writes the members (ibv_cmd_modify_qp() fills
+ * them all from the ibv_qp_attr), so the kernel structure is carried as
+ * opaque words of its exact size and alignment.
+ */
+struct verbs_cmd_modify_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 core_payload[sizeof(struct ib_uverbs_modify_qp) / 8];
+};
+static_assert(sizeof(struct ib_uverbs_modify_qp) % 8 == 0 &&
+	      alignof(struct ib_uverbs_modify_qp) == 8,
+	      "ib_uverbs_modify_qp is a whole number of 64-bit words");
+VERBS_CMD_SIZE(verbs_cmd_modify_qp, ib_uverbs_modify_qp, 120);
+
+/* kern-abi.h:204 (DECLARE_CMD of IB_USER_VERBS_CMD_QUERY_QP) */
+struct verbs_cmd_query_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 qp_handle;
+	__u32 attr_mask;
+};
+VERBS_CMD_MEMBER(verbs_cmd_query_qp, ib_uverbs_query_qp, response);
+VERBS_CMD_MEMBER(verbs_cmd_query_qp, ib_uverbs_query_qp, qp_handle);
+VERBS_CMD_MEMBER(verbs_cmd_query_qp, ib_uverbs_query_qp, attr_mask);
+VERBS_CMD_SIZE(verbs_cmd_query_qp, ib_uverbs_query_qp, 24);
+
 /* -- Command helpers (driver.h:508-532) ------------------------------------ */
 
 /*
@@ -549,6 +650,28 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+
+/*
+ * driver.h:611-615, 628-634, 640.  create_qp_ex accepts only the PD, XRCD
+ * and SEND_OPS_FLAGS comp_mask bits; it fills in the command itself, qp's
+ * context, handle, qp_num, pd, CQs, type and RESET state, and writes the
+ * kernel's rounded-up capacities back into attr_ex->cap.  modify_qp and
+ * query_qp fill in their commands from attr and attr_mask; the libibverbs
+ * wrappers update qp->state afterwards.  destroy_qp waits for the kernel
+ * to drop the QP and its events; the caller frees it.
+ */
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct verbs_cmd_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct verbs_cmd_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct verbs_cmd_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
 
 #ifdef __cplusplus
 }

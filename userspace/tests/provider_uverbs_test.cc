@@ -783,9 +783,9 @@ TEST_F(ProviderContext, VerbsNotYetImplementedAreNotSupported)
 	// Only the context matters to libibverbs' dispatch.
 	ibv_pd pd{};
 	pd.context = ctx.get();
-	ibv_qp_init_attr attr{};
+	ibv_srq_init_attr attr{};
 	errno = 0;
-	EXPECT_EQ(ibv_create_qp(&pd, &attr), nullptr);
+	EXPECT_EQ(ibv_create_srq(&pd, &attr), nullptr);
 	EXPECT_EQ(errno, EOPNOTSUPP);
 	// Nothing reached the kernel: the default op answered.
 	EXPECT_EQ(kernel_.log.size(), 1u);

@@ -142,4 +142,108 @@ struct sroce_create_cq_resp {
 	__u32 cqn;
 };
 
+/*
+ * Queue pairs.
+ *
+ * A QP has two shared rings: the send queue (SQ) and the receive queue (RQ),
+ * each laid out as above.  The provider produces work requests into them
+ * (it writes slots and release-stores producer); the kernel consumes them and
+ * release-stores consumer once a slot may be reused.  A slot's size is
+ * 1 << slot_shift bytes, a power of two large enough for the QP's SGE and
+ * inline capacities; the create response gives both rings' geometry.
+ */
+
+/* One scatter/gather element, as in struct ibv_sge. */
+struct sroce_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/*
+ * An SQ slot.  opcode is a libibverbs enum ibv_wr_opcode value, send_flags a
+ * set of enum ibv_send_flags bits (which equal the kernel's
+ * ib_uverbs_wr_opcode and ib_uverbs_send_flags).  ex is the immediate data
+ * (network order) or the rkey to invalidate, per opcode.  With
+ * IBV_SEND_INLINE, inline_len bytes of payload follow the header in place of
+ * the SGE array and num_sge is 0; otherwise num_sge SGEs follow.
+ */
+struct sroce_send_wqe {
+	__aligned_u64 wr_id;
+	__u32 opcode;
+	__u32 send_flags;
+	__u32 ex;		/* imm_data or invalidate_rkey */
+	__u32 num_sge;
+	__u32 inline_len;
+	__u32 reserved;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 reserved;
+		} atomic;
+		struct {
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 ah;	/* address handle number */
+			__u32 reserved;
+		} ud;
+		__u8 raw[32];
+	} wr;
+	/* then: struct sroce_sge sge[num_sge], or inline_len bytes */
+};
+
+/* An RQ slot: num_sge SGEs follow the header. */
+struct sroce_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+	/* then: struct sroce_sge sge[num_sge] */
+};
+
+/*
+ * SQ flags.
+ *
+ * NEED_WAKEUP: the kernel's worker for this QP is idle (the flag is set at
+ * creation) and will not look at the SQ again until the provider rings the
+ * doorbell: a write() on the uverbs command descriptor of
+ * IB_USER_VERBS_CMD_POST_SEND for this QP with wr_count 0.  While the flag
+ * is clear the worker is running and will see newly produced WQEs without a
+ * doorbell, so the provider rings it only when the flag is set.
+ *
+ * No lost wakeup.  The provider (1) writes the WQEs, (2) release-stores the
+ * SQ producer, (3) issues a full (sequentially consistent) fence, (4) loads
+ * the flags and rings if NEED_WAKEUP is set.  The worker, before it sleeps,
+ * (a) sets NEED_WAKEUP with a fully ordered atomic read-modify-write, (b)
+ * issues a full barrier, (c) reloads the producer and, if WQEs arrived,
+ * clears the flag again and keeps running.  With full barriers between the
+ * store and the load on both sides, (4) missing the flag and (c) missing the
+ * WQEs cannot both happen.  The kernel clears the flag when a doorbell
+ * wakes the worker; a doorbell that finds the worker running is harmless.
+ */
+enum sroce_sq_flags {
+	SROCE_SQ_NEED_WAKEUP = 1 << 0,
+};
+
+/* Driver tail of the CREATE_QP response. */
+struct sroce_create_qp_resp {
+	__aligned_u64 sq_mmap_key;	/* offset to mmap() the SQ at */
+	__aligned_u64 rq_mmap_key;	/* offset to mmap() the RQ at */
+	__u32 sq_mmap_len;		/* bytes to map */
+	__u32 rq_mmap_len;
+	__u32 qpn;
+	__u32 sq_slots;			/* power of two */
+	__u32 sq_slot_shift;		/* log2 of the SQ slot size */
+	__u32 rq_slots;
+	__u32 rq_slot_shift;
+	__u32 max_inline_data;		/* bytes an SQ slot carries inline */
+};
+
 #endif /* SROCE_ABI_USER_H */

@@ -23,12 +23,16 @@ struct CqDeleter {
 struct MrDeleter {
 	void operator()(ibv_mr *m) const { ibv_dereg_mr(m); }
 };
+struct QpDeleter {
+	void operator()(ibv_qp *q) const { ibv_destroy_qp(q); }
+};
 
 using DeviceList = std::unique_ptr<ibv_device *, DeviceListDeleter>;
 using Context = std::unique_ptr<ibv_context, ContextDeleter>;
 using Pd = std::unique_ptr<ibv_pd, PdDeleter>;
 using Cq = std::unique_ptr<ibv_cq, CqDeleter>;
 using Mr = std::unique_ptr<ibv_mr, MrDeleter>;
+using Qp = std::unique_ptr<ibv_qp, QpDeleter>;
 
 } // namespace sroce::test
 

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Queue pairs: the control path (create, modify with the IB state machine,
+ * query, destroy), the shared SQ and RQ rings, and finding a QP by number.
+ * Only RC is implemented; work requests are not executed yet, so post_send
+ * and post_recv refuse (see the end of the file).
+ *
+ * Rings.  Each QP has an SQ and an RQ ring (kernel/queue.h) of struct
+ * sroce_send_wqe and struct sroce_recv_wqe slots; a user QP's rings are
+ * mapped by the provider, a kernel QP's live in kernel memory only.  Slot
+ * sizes are the smallest power of two that holds the requested SGEs and
+ * inline bytes, and the capacities are written back rounded up.  The SQ
+ * starts with SROCE_SQ_NEED_WAKEUP set: no worker runs for a new QP.
+ *
+ * Numbers and lookup.  qp_xa maps QPNs to the QP's struct sroce_qp_ref.
+ * xa_alloc() hands out the lowest free number in [SROCE_QPN_MIN,
+ * SROCE_QPN_MAX] (0 and 1 are the special QPs of the verbs) and reserves
+ * it with a NULL entry, which lookups do not see; the entry is stored only
+ * once the QP is fully built.  The rules:
+ *  - sroce_qp_get() may be called from any context (the receive path runs
+ *    in softirq): xa_load() under rcu_read_lock() and
+ *    refcount_inc_not_zero(), no lock.  The caller uses the QP and calls
+ *    sroce_qp_put(); it must not sleep or wait for process context while
+ *    holding the reference, because destroy waits for it.
+ *  - destroy erases the entry (lookups fail from then on), drops the
+ *    entry's reference and waits until every holder has put its own, so
+ *    ib_core frees a QP nobody uses.  The sroce_qp_ref is freed after an RCU
+ *    grace period: a lookup that loaded it just before the erase may still
+ *    try refcount_inc_not_zero() on it.
+ *  - qp_xa's own lock serialises stores and erasures, which happen in
+ *    process context only.
+ *
+ * Attributes.  qp->mutex serialises modify_qp and query_qp, which run in
+ * process context; the transition table and the required and optional
+ * attribute masks are ib_core's (ib_modify_qp_is_ok()).  Attributes are
+ * checked completely before any is changed, so a refused modify changes
+ * nothing.  The source GID attribute of the address vector is held from the
+ * modify that sets it until it is replaced or the QP is destroyed.
+ */
+#include <linux/etherdevice.h>
+#include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "core/port.h"
+#include "debugfs.h"
+#include "dev_limits.h"
+#include "device.h"
+#include "qp.h"
+#include "verbs.h"
+
+#define SROCE_QPN_MIN		2
+#define SROCE_QPN_MAX		(SROCE_QPN_MIN + SROCE_MAX_QP - 1)
+#define SROCE_QP_24BIT		0xffffff	/* PSNs and QPNs */
+#define SROCE_QP_MAX_TIMER	31		/* 5-bit timeout and RNR timer */
+#define SROCE_QP_MAX_RETRY	7		/* 3-bit retry counts */
+#define SROCE_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE | \
+				 IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC)
+
+/* The uapi layouts the data path and the provider agree on. */
+static_assert(sizeof(struct sroce_sge) == 16);
+static_assert(sizeof(struct sroce_send_wqe) == 64);
+static_assert(sizeof(struct sroce_recv_wqe) == 16);
+static_assert(sizeof(struct sroce_create_qp_resp) == 48);
+static_assert(offsetof(struct sroce_send_wqe, wr) == 32);
+/* The largest slots fit the ring code's limit of 4 KiB. */
+static_assert(sizeof(struct sroce_send_wqe) +
+	      SROCE_MAX_SGE * sizeof(struct sroce_sge) <= 4096);
+static_assert(sizeof(struct sroce_send_wqe) + SROCE_MAX_INLINE_DATA <= 4096);
+static_assert(SROCE_QPN_MAX <= SROCE_QP_24BIT);
+
+void sroce_qp_dev_init(struct sroce_dev *sdev)
+{
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
+}
+
+/* ib_core destroys every QP before the device is freed. */
+void sroce_qp_dev_cleanup(struct sroce_dev *sdev)
+{
+	WARN_ON(!xa_empty(&sdev->qp_xa));
+	xa_destroy(&sdev->qp_xa);
+}
+
+/**
+ * sroce_qp_get - find a QP by number and take a reference on it
+ * @sdev: the device
+ * @qpn: the QP number
+ *
+ * Callable from any context.  See the head of the file for the rules.
+ *
+ * Return: the QP, or NULL if no QP has that number (any more).
+ */
+struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
+{
+	struct sroce_qp_ref *ref;
+	struct sroce_qp *qp = NULL;
+
+	rcu_read_lock();
+	ref = xa_load(&sdev->qp_xa, qpn);
+	if (ref && refcount_inc_not_zero(&ref->count))
+		qp = ref->qp;
+	rcu_read_unlock();
+	return qp;
+}
+
+/* Callable from any context; the last put lets a waiting destroy proceed. */
+void sroce_qp_put(struct sroce_qp *qp)
+{
+	struct sroce_qp_ref *ref = qp->ref;
+
+	if (refcount_dec_and_test(&ref->count))
+		complete(&ref->released);
+}
+
+/* log2 of the smallest slot holding a header and body bytes. */
+static u32 sroce_qp_slot_shift(size_t hdr, size_t body)
+{
+	return order_base_2(hdr + body);
+}
+
+/*
+ * Size both rings from the requested capacities and write the capacities
+ * the slots really have back into cap.  Zero requests still get one slot
+ * of one SGE, which keeps the ring code free of empty rings.
+ */
+static void sroce_qp_size(struct ib_qp_cap *cap, u32 *sq_slots, u32 *sq_shift,
+			  u32 *rq_slots, u32 *rq_shift)
+{
+	size_t sge = sizeof(struct sroce_sge);
+	size_t room;
+
+	*sq_slots = roundup_pow_of_two(max(cap->max_send_wr, 1U));
+	*sq_shift = sroce_qp_slot_shift(sizeof(struct sroce_send_wqe),
+					max_t(size_t,
+					      max(cap->max_send_sge, 1U) * sge,
+					      cap->max_inline_data));
+	room = BIT(*sq_shift) - sizeof(struct sroce_send_wqe);
+	cap->max_send_wr = *sq_slots;
+	cap->max_send_sge = min_t(size_t, room / sge, SROCE_MAX_SGE);
+	cap->max_inline_data = min_t(size_t, room, SROCE_MAX_INLINE_DATA);
+
+	*rq_slots = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
+	*rq_shift = sroce_qp_slot_shift(sizeof(struct sroce_recv_wqe),
+					max(cap->max_recv_sge, 1U) * sge);
+	room = BIT(*rq_shift) - sizeof(struct sroce_recv_wqe);
+	cap->max_recv_wr = *rq_slots;
+	cap->max_recv_sge = min_t(size_t, room / sge, SROCE_MAX_SGE);
+}
+
+static int sroce_qp_check_init(const struct ib_qp_init_attr *init)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+
+	/* Everything but a plain RC QP comes later. */
+	if (init->qp_type != IB_QPT_RC || init->srq || init->xrcd ||
+	    init->rwq_ind_tbl || init->create_flags)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	if (cap->max_send_wr > SROCE_MAX_QP_WR ||
+	    cap->max_recv_wr > SROCE_MAX_QP_WR ||
+	    cap->max_send_sge > SROCE_MAX_SGE ||
+	    cap->max_recv_sge > SROCE_MAX_SGE ||
+	    cap->max_inline_data > SROCE_MAX_INLINE_DATA)
+		return -EINVAL;
+	return 0;
+}
+
+static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+			   struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibqp->device);
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+	struct sroce_create_qp_resp resp = {};
+	struct ib_ucontext *uctx = NULL;
+	u32 sq_slots, sq_shift, rq_slots, rq_shift;
+	struct sroce_qp_ref *ref;
+	u32 qpn;
+	int err;
+
+	err = sroce_qp_check_init(init);
+	if (err)
+		return err;
+	if (udata) {
+		/* No request fields are defined yet: refuse any we'd ignore. */
+		if (udata->inlen &&
+		    !ib_is_udata_cleared(udata, 0, udata->inlen))
+			return -EOPNOTSUPP;
+		/* Without the keys the rings cannot be mapped. */
+		if (udata->outlen < sizeof(resp))
+			return -EINVAL;
+		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+						  ibuc)->ibuc;
+	}
+
+	ref = kzalloc(sizeof(*ref), GFP_KERNEL);
+	if (!ref)
+		return -ENOMEM;
+	refcount_set(&ref->count, 1);
+	init_completion(&ref->released);
+	ref->qp = qp;
+	qp->ref = ref;
+
+	/* Reserved, not yet visible to lookups. */
+	err = xa_alloc(&sdev->qp_xa, &qpn, NULL,
+		       XA_LIMIT(SROCE_QPN_MIN, SROCE_QPN_MAX), GFP_KERNEL);
+	if (err) {
+		err = err == -EBUSY ? -ENOMEM : err;
+		goto err_free_ref;
+	}
+
+	sroce_qp_size(&init->cap, &sq_slots, &sq_shift, &rq_slots, &rq_shift);
+	err = sroce_queue_init(&qp->sq, sq_slots, sq_shift, uctx);
+	if (err)
+		goto err_erase;
+	err = sroce_queue_init(&qp->rq, rq_slots, rq_shift, uctx);
+	if (err)
+		goto err_cleanup_sq;
+	/* No worker runs yet: the first post must ring the doorbell. */
+	atomic_set(sroce_queue_flags(&qp->sq), SROCE_SQ_NEED_WAKEUP);
+
+	ibqp->qp_num = qpn;
+	qp->cap = init->cap;
+	qp->sq_sig_type = init->sq_sig_type;
+	qp->user = udata;
+	mutex_init(&qp->mutex);
+	qp->state = IB_QPS_RESET;
+
+	if (udata) {
+		resp.sq_mmap_key = sroce_queue_mmap_key(&qp->sq);
+		resp.rq_mmap_key = sroce_queue_mmap_key(&qp->rq);
+		resp.sq_mmap_len = qp->sq.len;
+		resp.rq_mmap_len = qp->rq.len;
+		resp.qpn = qpn;
+		resp.sq_slots = sq_slots;
+		resp.sq_slot_shift = sq_shift;
+		resp.rq_slots = rq_slots;
+		resp.rq_slot_shift = rq_shift;
+		resp.max_inline_data = init->cap.max_inline_data;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_cleanup_rq;
+	}
+
+	/* Publish last: a lookup never sees a half-built QP. */
+	err = xa_err(xa_store(&sdev->qp_xa, qpn, ref, GFP_KERNEL));
+	if (err)
+		goto err_cleanup_rq;
+	sroce_obj_get(SROCE_OBJ_QP);
+	return 0;
+
+err_cleanup_rq:
+	mutex_destroy(&qp->mutex);
+	sroce_queue_cleanup(&qp->rq);
+err_cleanup_sq:
+	sroce_queue_cleanup(&qp->sq);
+err_erase:
+	xa_erase(&sdev->qp_xa, qpn);
+err_free_ref:
+	kfree(ref);
+	return err;
+}
+
+/*
+ * ib_core has stopped new verbs on the QP; lookups by number are cut off
+ * here and the holders waited for.  The rings then go (a user ring stays
+ * mapped until the provider unmaps it, see kernel/queue.c).
+ */
+static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibqp->device);
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+	struct sroce_qp_ref *ref = qp->ref;
+
+	xa_erase(&sdev->qp_xa, ibqp->qp_num);
+	sroce_qp_put(qp);
+	wait_for_completion(&ref->released);
+	kfree_rcu(ref, rcu);
+
+	sroce_queue_cleanup(&qp->rq);
+	sroce_queue_cleanup(&qp->sq);
+	if (qp->av.sgid_attr)
+		rdma_put_gid_attr(qp->av.sgid_attr);
+	mutex_destroy(&qp->mutex);
+	sroce_obj_put(SROCE_OBJ_QP);
+	return 0;
+}
+
+/* Attribute values, each checked only if its mask bit is set. */
+static int sroce_qp_check_attr(struct sroce_qp *qp,
+			       const struct ib_qp_attr *attr, int mask)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	enum sroce_mtu active;
+	bool usable;
+
+	/* Alternate paths (APM) and rate limits are not implemented. */
+	if (mask & (IB_QP_ALT_PATH | IB_QP_RATE_LIMIT))
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PATH_MIG_STATE) &&
+	    attr->path_mig_state != IB_MIG_MIGRATED)
+		return -EOPNOTSUPP;
+
+	if (mask & IB_QP_PATH_MTU) {
+		active = sroce_mtu_from_netdev(READ_ONCE(sdev->ndev->mtu),
+					       &usable);
+		if (attr->path_mtu < IB_MTU_256 ||
+		    attr->path_mtu > IB_MTU_4096 ||
+		    (int)attr->path_mtu > (int)active)
+			return -EINVAL;
+	}
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > SROCE_QP_MAX_TIMER)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) &&
+	    attr->min_rnr_timer > SROCE_QP_MAX_TIMER)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > SROCE_QP_MAX_RETRY)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > SROCE_QP_MAX_RETRY)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SROCE_MAX_QP_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SROCE_MAX_QP_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) &&
+	    attr->pkey_index >= SROCE_PKEY_TABLE_LEN)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~SROCE_QP_ACCESS))
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SROCE_QP_24BIT)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Check the address vector of a connected QP and resolve what the data path
+ * needs from it.  ib_core has already looked up the source GID attribute
+ * from the GID index (failing the modify if the entry is empty or out of
+ * range) and, for user QPs, resolved the destination MAC.  On success av
+ * holds a reference to the source GID attribute.
+ */
+static int sroce_qp_resolve_av(struct sroce_qp *qp,
+			       const struct rdma_ah_attr *ah,
+			       struct sroce_qp_av *av)
+{
+	const struct ib_global_route *grh;
+	const struct ib_gid_attr *sgid;
+
+	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) ||
+	    rdma_ah_get_port_num(ah) != 1)
+		return -EINVAL;
+	grh = rdma_ah_read_grh(ah);
+	sgid = grh->sgid_attr;
+	if (!sgid || sgid->device != qp->ibqp.device || sgid->port_num != 1 ||
+	    sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+
+	/* Both ends speak the same IP version; RC has no multicast. */
+	memcpy(&av->saddr, sgid->gid.raw, sizeof(av->saddr));
+	memcpy(&av->daddr, grh->dgid.raw, sizeof(av->daddr));
+	av->v4 = ipv6_addr_v4mapped(&av->saddr);
+	if (av->v4 != ipv6_addr_v4mapped(&av->daddr) ||
+	    ipv6_addr_any(&av->daddr) || ipv6_addr_is_multicast(&av->daddr) ||
+	    !is_valid_ether_addr(ah->roce.dmac))
+		return -EINVAL;
+	ether_addr_copy(av->dmac, ah->roce.dmac);
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->flow_label = grh->flow_label;
+
+	rdma_hold_gid_attr(sgid);
+	av->sgid_attr = sgid;
+	return 0;
+}
+
+/*
+ * Store checked attributes.  If the address vector changes, av receives the
+ * previous source GID attribute for the caller to put.
+ */
+static void sroce_qp_apply(struct sroce_qp *qp, const struct ib_qp_attr *attr,
+			   int mask, struct sroce_qp_av *av)
+{
+	lockdep_assert_held(&qp->mutex);
+
+	if (mask & IB_QP_PATH_MTU)
+		qp->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_QKEY)
+		qp->qkey = attr->qkey;
+	if (mask & IB_QP_RQ_PSN)
+		qp->rq_psn = attr->rq_psn & SROCE_QP_24BIT;
+	if (mask & IB_QP_SQ_PSN)
+		qp->sq_psn = attr->sq_psn & SROCE_QP_24BIT;
+	if (mask & IB_QP_DEST_QPN)
+		qp->dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		qp->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		qp->port_num = attr->port_num;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_AV) {
+		qp->ah_attr = attr->ah_attr;
+		/* The held reference lives in av, not in the query copy. */
+		qp->ah_attr.grh.sgid_attr = NULL;
+		swap(qp->av, *av);
+	}
+	/*
+	 * Entering RESET or ERR keeps the rings as they are: flushing the
+	 * outstanding WQEs is the data path's job.
+	 */
+	if (mask & IB_QP_STATE)
+		WRITE_ONCE(qp->state, attr->qp_state);
+}
+
+static int sroce_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			   int mask, struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+	struct sroce_qp_av av = {};
+	enum ib_qp_state cur, next;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	/* No request fields are defined yet: refuse any we'd ignore. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->mutex);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	/* A caller's idea of the current state must be the right one. */
+	if (cur != qp->state ||
+	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
+		err = -EINVAL;
+		goto out;
+	}
+	/* Draining the SQ needs the data path. */
+	if (next == IB_QPS_SQD) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	err = sroce_qp_check_attr(qp, attr, mask);
+	if (err)
+		goto out;
+	if (mask & IB_QP_AV) {
+		err = sroce_qp_resolve_av(qp, &attr->ah_attr, &av);
+		if (err)
+			goto out;
+	}
+	sroce_qp_apply(qp, attr, mask, &av);
+out:
+	mutex_unlock(&qp->mutex);
+	/* The old attribute after a change, the new one after a failure. */
+	if (av.sgid_attr)
+		rdma_put_gid_attr(av.sgid_attr);
+	return err;
+}
+
+/* Reports every attribute as last set, whatever the mask asks for. */
+static int sroce_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			  int mask, struct ib_qp_init_attr *init)
+{
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+
+	mutex_lock(&qp->mutex);
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->path_mtu = qp->path_mtu;
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qkey = qp->qkey;
+	attr->rq_psn = qp->rq_psn;
+	attr->sq_psn = qp->sq_psn;
+	attr->dest_qp_num = qp->dest_qp_num;
+	attr->qp_access_flags = qp->access;
+	attr->cap = qp->cap;
+	attr->ah_attr = qp->ah_attr;
+	attr->pkey_index = qp->pkey_index;
+	attr->max_rd_atomic = qp->max_rd_atomic;
+	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	attr->min_rnr_timer = qp->min_rnr_timer;
+	attr->port_num = qp->port_num;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+	mutex_unlock(&qp->mutex);
+
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sq_sig_type;
+	init->qp_type = ibqp->qp_type;
+	init->port_num = attr->port_num;
+	return 0;
+}
+
+/*
+ * No work request is executed before the data path exists, so none is
+ * accepted: refusing keeps a consumer from waiting for completions that
+ * would never come.  A user QP's doorbell (the POST_SEND command without
+ * work requests) arrives here too and is refused the same way.
+ */
+static int sroce_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			      const struct ib_send_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static int sroce_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			      const struct ib_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+const struct ib_device_ops sroce_qp_ops = {
+	.create_qp = sroce_qp_create,
+	.modify_qp = sroce_qp_modify,
+	.query_qp = sroce_qp_query,
+	.destroy_qp = sroce_qp_destroy,
+	.post_send = sroce_qp_post_send,
+	.post_recv = sroce_qp_post_recv,
+
+	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
+};

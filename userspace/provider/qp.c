@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * sroce provider: queue pairs (RC), control path only.
+ *
+ * The kernel allocates each QP's SQ and RQ rings and returns their keys and
+ * geometry; the provider maps both right after creation and checks that the
+ * header the kernel wrote matches the response, so that no later slot index
+ * can address memory outside a mapping.  Which QP types and capacities are
+ * supported is the kernel's decision: the provider passes every request on.
+ *
+ * Posting work requests comes with the data path: post_send and post_recv
+ * are left to libibverbs' defaults until then.  The doorbell protocol they
+ * will follow is described with SROCE_SQ_NEED_WAKEUP in <rdma/sroce-abi.h>.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "abi.h"
+#include "ring.h"
+#include "sroce.h"
+
+static int sroce_wq_map(struct sroce_context *ctx, struct sroce_wq *wq,
+			uint64_t key, uint32_t len, uint32_t slots,
+			uint32_t shift, size_t min_slot, uint32_t min_slots)
+{
+	struct sroce_ring_hdr *hdr;
+
+	hdr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   ctx->base_ctx.context.cmd_fd, (off_t)key);
+	if (hdr == MAP_FAILED)
+		return errno;
+
+	if (hdr->num_slots != slots || hdr->slot_shift != shift ||
+	    !sroce_ring_size_ok(slots) || shift > 12 ||
+	    ((size_t)1 << shift) < min_slot || slots < min_slots ||
+	    sroce_ring_bytes(slots, shift, SROCE_RING_SLOTS_OFFSET) > len) {
+		munmap(hdr, len);
+		return EPROTO;
+	}
+	wq->ring = hdr;
+	wq->map_len = len;
+	wq->num_slots = slots;
+	wq->slot_shift = shift;
+	return 0;
+}
+
+static void sroce_wq_unmap(struct sroce_wq *wq)
+{
+	if (wq->ring)
+		munmap(wq->ring, wq->map_len);
+	wq->ring = NULL;
+}
+
+/* A slot must hold its header and at least one SGE. */
+static int sroce_qp_map(struct sroce_context *ctx, struct sroce_qp *qp,
+			const struct sroce_create_qp_resp *resp,
+			const struct ibv_qp_cap *cap)
+{
+	int ret;
+
+	ret = sroce_wq_map(ctx, &qp->sq, resp->sq_mmap_key, resp->sq_mmap_len,
+			   resp->sq_slots, resp->sq_slot_shift,
+			   sizeof(struct sroce_send_wqe) +
+				   sizeof(struct sroce_sge),
+			   cap->max_send_wr);
+	if (ret)
+		goto err;
+	ret = sroce_wq_map(ctx, &qp->rq, resp->rq_mmap_key, resp->rq_mmap_len,
+			   resp->rq_slots, resp->rq_slot_shift,
+			   sizeof(struct sroce_recv_wqe) +
+				   sizeof(struct sroce_sge),
+			   cap->max_recv_wr);
+	if (ret)
+		goto err_sq;
+	qp->max_inline_data = resp->max_inline_data;
+	return 0;
+
+err_sq:
+	sroce_wq_unmap(&qp->sq);
+err:
+	if (ret == EPROTO)
+		sroce_err(ctx, "QP %u: bad ring geometry", resp->qpn);
+	return ret;
+}
+
+struct ibv_qp *sroce_qp_create_ex(struct ibv_context *ibctx,
+				  struct ibv_qp_init_attr_ex *attr)
+{
+	struct sroce_context *ctx = to_sroce_ctx(ibctx);
+	struct verbs_cmd_create_qp cmd = {};
+	union sroce_create_qp_reply reply = {};
+	struct sroce_qp *qp;
+	int ret;
+
+	/* The extended post API (send_ops_flags) comes with the data path. */
+	if (attr->comp_mask & ~IBV_QP_INIT_ATTR_PD) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+
+	ret = ibv_cmd_create_qp_ex(ibctx, &qp->base_qp, attr, &cmd,
+				   sizeof(cmd), &reply.core, sizeof(reply));
+	if (ret)
+		goto err_free;
+
+	ret = sroce_qp_map(ctx, qp, &reply.tail.drv, &attr->cap);
+	if (ret)
+		goto err_destroy;
+	return &qp->base_qp.qp;
+
+err_destroy:
+	/* Nothing to do if this fails too: the context's close reaps it. */
+	ibv_cmd_destroy_qp(&qp->base_qp.qp);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+struct ibv_qp *sroce_qp_create(struct ibv_pd *ibpd,
+			       struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex attr_ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = ibpd,
+	};
+	struct ibv_qp *qp;
+
+	qp = sroce_qp_create_ex(ibpd->context, &attr_ex);
+	if (qp)
+		attr->cap = attr_ex.cap;	/* the capacities granted */
+	return qp;
+}
+
+int sroce_qp_modify(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		    int attr_mask)
+{
+	struct verbs_cmd_modify_qp cmd = {};
+
+	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int sroce_qp_query(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct verbs_cmd_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+/*
+ * The kernel stops using the rings before DESTROY_QP returns, so they are
+ * unmapped only then; on failure the QP stays whole.
+ */
+int sroce_qp_destroy(struct ibv_qp *ibqp)
+{
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+	int ret;
+
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+
+	sroce_wq_unmap(&qp->rq);
+	sroce_wq_unmap(&qp->sq);
+	free(qp);
+	return 0;
+}

@@ -1,0 +1,539 @@
+// Queue pairs on a live sroce device, run inside a test-bed guest as root
+// (part of verbs_device_tests):
+//   SROCE_RDMA_DEV=sroce0 verbs_device_tests --gtest_filter='QueuePair.*'
+// Only the control path exists so far: creation and its limits, the state
+// machine with its attribute checks, query and destruction.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "verbs_raii.h"
+
+namespace sroce::test {
+namespace {
+
+// One count of /sys/kernel/debug/sroce/objects, or -1 if unreadable.
+long objects_count(const std::string &what)
+{
+	std::ifstream f("/sys/kernel/debug/sroce/objects");
+	std::string line;
+
+	while (std::getline(f, line)) {
+		std::istringstream in(line);
+		std::string kind;
+		long n;
+
+		if (in >> kind >> n && kind == what)
+			return n;
+	}
+	return -1;
+}
+
+constexpr int kInitMask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS;
+constexpr int kRtrMask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+constexpr int kRtsMask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			 IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			 IBV_QP_MAX_QP_RD_ATOMIC;
+
+class QueuePair : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		const char *name = std::getenv("SROCE_RDMA_DEV");
+		ASSERT_NE(name, nullptr) << "SROCE_RDMA_DEV not set";
+		int n = 0;
+		DeviceList list(ibv_get_device_list(&n));
+		ASSERT_TRUE(list) << std::strerror(errno);
+		for (int i = 0; i < n; i++)
+			if (std::string(name) == ibv_get_device_name(list.get()[i]))
+				ctx_.reset(ibv_open_device(list.get()[i]));
+		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
+		ASSERT_EQ(ibv_query_port(ctx_.get(), 1, &port_), 0);
+		pd_.reset(ibv_alloc_pd(ctx_.get()));
+		ASSERT_TRUE(pd_) << std::strerror(errno);
+		cq_.reset(ibv_create_cq(ctx_.get(), 16, nullptr, nullptr, 0));
+		ASSERT_TRUE(cq_) << std::strerror(errno);
+	}
+
+	ibv_qp_init_attr init(uint32_t wr, uint32_t sge, uint32_t inl,
+			      ibv_qp_type type = IBV_QPT_RC)
+	{
+		ibv_qp_init_attr a{};
+		a.send_cq = cq_.get();
+		a.recv_cq = cq_.get();
+		a.qp_type = type;
+		a.cap.max_send_wr = wr;
+		a.cap.max_recv_wr = wr;
+		a.cap.max_send_sge = sge;
+		a.cap.max_recv_sge = sge;
+		a.cap.max_inline_data = inl;
+		return a;
+	}
+
+	Qp create(uint32_t wr = 16, uint32_t sge = 1, uint32_t inl = 0)
+	{
+		ibv_qp_init_attr a = init(wr, sge, inl);
+		return Qp(ibv_create_qp(pd_.get(), &a));
+	}
+
+	// The index of a RoCE v2 GID holding an IPv4 address, or -1.
+	int ipv4_gid_index()
+	{
+		for (int i = 0; i < port_.gid_tbl_len; i++) {
+			ibv_gid_entry e{};
+			if (ibv_query_gid_ex(ctx_.get(), 1, i, &e, 0))
+				continue;
+			static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0, 0,
+							  0, 0, 0, 0xff, 0xff};
+			if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+			    !std::memcmp(e.gid.raw, v4map, sizeof(v4map))) {
+				gid_ = e.gid;
+				return i;
+			}
+		}
+		return -1;
+	}
+
+	int to_init(ibv_qp *qp)
+	{
+		ibv_qp_attr a{};
+		a.qp_state = IBV_QPS_INIT;
+		a.pkey_index = 0;
+		a.port_num = 1;
+		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				    IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_ATOMIC;
+		return ibv_modify_qp(qp, &a, kInitMask) ? errno : 0;
+	}
+
+	ibv_qp_attr rtr_attr(uint32_t dest_qpn)
+	{
+		ibv_qp_attr a{};
+		a.qp_state = IBV_QPS_RTR;
+		a.path_mtu = port_.active_mtu;
+		a.dest_qp_num = dest_qpn;
+		a.rq_psn = 0x123456;
+		a.max_dest_rd_atomic = dev_.max_qp_rd_atom;
+		a.min_rnr_timer = 12;
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.dgid = gid_;
+		a.ah_attr.grh.sgid_index = uint8_t(gid_index_);
+		a.ah_attr.grh.hop_limit = 64;
+		a.ah_attr.grh.traffic_class = 0x20;
+		a.ah_attr.grh.flow_label = 0x1234;
+		a.ah_attr.port_num = 1;
+		return a;
+	}
+
+	ibv_qp_attr rts_attr()
+	{
+		ibv_qp_attr a{};
+		a.qp_state = IBV_QPS_RTS;
+		a.timeout = 14;
+		a.retry_cnt = 7;
+		a.rnr_retry = 6;
+		a.sq_psn = 0xabcdef;
+		a.max_rd_atomic = dev_.max_qp_init_rd_atom;
+		return a;
+	}
+
+	ibv_qp_state state(ibv_qp *qp)
+	{
+		ibv_qp_attr a{};
+		ibv_qp_init_attr ia{};
+		EXPECT_EQ(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
+		return a.qp_state;
+	}
+
+	Context ctx_;
+	ibv_device_attr dev_{};
+	ibv_port_attr port_{};
+	Pd pd_;
+	Cq cq_;
+	ibv_gid gid_{};
+	int gid_index_ = -1;
+};
+
+TEST_F(QueuePair, ReportsLimits)
+{
+	EXPECT_EQ(dev_.max_qp, 1 << 14);
+	EXPECT_EQ(dev_.max_qp_wr, 1 << 14);
+	EXPECT_EQ(dev_.max_sge, 32);
+	EXPECT_EQ(dev_.max_qp_rd_atom, 16);
+	EXPECT_EQ(dev_.max_qp_init_rd_atom, 16);
+}
+
+TEST_F(QueuePair, CreatesRcWithCapsRoundedUp)
+{
+	struct Caps {
+		uint32_t wr, sge, inl;
+	};
+	const uint32_t max_wr = uint32_t(dev_.max_qp_wr);
+	const uint32_t max_sge = uint32_t(dev_.max_sge);
+	std::set<uint32_t> qpns;
+	std::vector<Qp> keep;
+
+	for (const Caps c : {Caps{0, 0, 0}, Caps{1, 1, 0}, Caps{3, 2, 17},
+			     Caps{100, 5, 64}, Caps{1000, max_sge, 512},
+			     Caps{max_wr, max_sge, 0}}) {
+		SCOPED_TRACE(testing::Message() << c.wr << "/" << c.sge << "/"
+						<< c.inl);
+		ibv_qp_init_attr a = init(c.wr, c.sge, c.inl);
+		Qp qp(ibv_create_qp(pd_.get(), &a));
+		ASSERT_TRUE(qp) << std::strerror(errno);
+		EXPECT_GE(a.cap.max_send_wr, c.wr);
+		EXPECT_GE(a.cap.max_recv_wr, c.wr);
+		EXPECT_LE(a.cap.max_send_wr, max_wr);
+		EXPECT_GE(a.cap.max_send_sge, c.sge);
+		EXPECT_GE(a.cap.max_recv_sge, c.sge);
+		EXPECT_LE(a.cap.max_send_sge, max_sge);
+		EXPECT_GE(a.cap.max_inline_data, c.inl);
+		EXPECT_GE(qp->qp_num, 2u) << "QPs 0 and 1 are special";
+		EXPECT_LE(qp->qp_num, 0xffffffu);
+		EXPECT_TRUE(qpns.insert(qp->qp_num).second) << "QPN reused";
+		EXPECT_EQ(qp->state, IBV_QPS_RESET);
+		EXPECT_EQ(qp->qp_type, IBV_QPT_RC);
+
+		// Query reports the capacities granted.
+		ibv_qp_attr qa{};
+		ibv_qp_init_attr qi{};
+		ASSERT_EQ(ibv_query_qp(qp.get(), &qa, IBV_QP_STATE | IBV_QP_CAP,
+				       &qi), 0);
+		EXPECT_EQ(qa.qp_state, IBV_QPS_RESET);
+		EXPECT_EQ(qi.cap.max_send_wr, a.cap.max_send_wr);
+		EXPECT_EQ(qi.cap.max_recv_wr, a.cap.max_recv_wr);
+		EXPECT_EQ(qi.cap.max_send_sge, a.cap.max_send_sge);
+		EXPECT_EQ(qi.cap.max_recv_sge, a.cap.max_recv_sge);
+		EXPECT_EQ(qi.cap.max_inline_data, a.cap.max_inline_data);
+		keep.push_back(std::move(qp));
+	}
+}
+
+TEST_F(QueuePair, RefusesCapsBeyondTheLimits)
+{
+	const uint32_t wr = uint32_t(dev_.max_qp_wr) + 1;
+	const uint32_t sge = uint32_t(dev_.max_sge) + 1;
+	ibv_qp_init_attr cases[] = {init(wr, 1, 0), init(1, sge, 0),
+				    init(1, 1, 513), init(1u << 30, 1, 0)};
+	cases[0].cap.max_recv_wr = 1;
+	cases[1].cap.max_recv_sge = 1;
+	ibv_qp_init_attr rwr = init(1, 1, 0);
+	rwr.cap.max_recv_wr = wr;
+	ibv_qp_init_attr rsge = init(1, 1, 0);
+	rsge.cap.max_recv_sge = sge;
+
+	int i = 0;
+	for (ibv_qp_init_attr a : {cases[0], cases[1], cases[2], cases[3], rwr,
+				   rsge}) {
+		SCOPED_TRACE(i++);
+		errno = 0;
+		Qp qp(ibv_create_qp(pd_.get(), &a));
+		EXPECT_FALSE(qp);
+		EXPECT_EQ(errno, EINVAL);
+	}
+}
+
+TEST_F(QueuePair, RefusesOtherTypesForNow)
+{
+	for (ibv_qp_type t : {IBV_QPT_UD, IBV_QPT_UC}) {
+		SCOPED_TRACE(t);
+		ibv_qp_init_attr a = init(4, 1, 0, t);
+		errno = 0;
+		Qp qp(ibv_create_qp(pd_.get(), &a));
+		EXPECT_FALSE(qp);
+		EXPECT_EQ(errno, EOPNOTSUPP);
+	}
+}
+
+TEST_F(QueuePair, ConnectsAndQueriesEveryAttribute)
+{
+	gid_index_ = ipv4_gid_index();
+	ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
+	Qp a = create(), b = create();
+	ASSERT_TRUE(a && b) << std::strerror(errno);
+
+	ASSERT_EQ(to_init(a.get()), 0);
+	EXPECT_EQ(a->state, IBV_QPS_INIT);
+	ibv_qp_attr rtr = rtr_attr(b->qp_num);
+	ASSERT_EQ(ibv_modify_qp(a.get(), &rtr, kRtrMask), 0)
+		<< std::strerror(errno);
+	EXPECT_EQ(a->state, IBV_QPS_RTR);
+	ibv_qp_attr rts = rts_attr();
+	ASSERT_EQ(ibv_modify_qp(a.get(), &rts, kRtsMask), 0)
+		<< std::strerror(errno);
+	EXPECT_EQ(a->state, IBV_QPS_RTS);
+
+	ibv_qp_attr q{};
+	ibv_qp_init_attr qi{};
+	ASSERT_EQ(ibv_query_qp(a.get(), &q, kInitMask | kRtrMask | kRtsMask,
+			       &qi), 0);
+	EXPECT_EQ(q.qp_state, IBV_QPS_RTS);
+	EXPECT_EQ(q.cur_qp_state, IBV_QPS_RTS);
+	EXPECT_EQ(q.pkey_index, 0);
+	EXPECT_EQ(q.port_num, 1);
+	EXPECT_EQ(q.qp_access_flags, IBV_ACCESS_REMOTE_WRITE |
+					     IBV_ACCESS_REMOTE_READ |
+					     IBV_ACCESS_REMOTE_ATOMIC);
+	EXPECT_EQ(q.path_mtu, port_.active_mtu);
+	EXPECT_EQ(q.dest_qp_num, b->qp_num);
+	EXPECT_EQ(q.rq_psn, 0x123456u);
+	EXPECT_EQ(q.max_dest_rd_atomic, dev_.max_qp_rd_atom);
+	EXPECT_EQ(q.min_rnr_timer, 12);
+	EXPECT_EQ(q.ah_attr.is_global, 1);
+	EXPECT_EQ(std::memcmp(&q.ah_attr.grh.dgid, &gid_, sizeof(gid_)), 0);
+	EXPECT_EQ(q.ah_attr.grh.sgid_index, gid_index_);
+	EXPECT_EQ(q.ah_attr.grh.hop_limit, 64);
+	EXPECT_EQ(q.ah_attr.grh.traffic_class, 0x20);
+	EXPECT_EQ(q.ah_attr.grh.flow_label, 0x1234u);
+	EXPECT_EQ(q.ah_attr.port_num, 1);
+	EXPECT_EQ(q.timeout, 14);
+	EXPECT_EQ(q.retry_cnt, 7);
+	EXPECT_EQ(q.rnr_retry, 6);
+	EXPECT_EQ(q.sq_psn, 0xabcdefu);
+	EXPECT_EQ(q.max_rd_atomic, dev_.max_qp_init_rd_atom);
+	EXPECT_EQ(qi.qp_type, IBV_QPT_RC);
+	EXPECT_EQ(qi.sq_sig_all, 0);
+
+	// The peer connects the other way; PSNs are 24 bits wide.
+	ASSERT_EQ(to_init(b.get()), 0);
+	rtr = rtr_attr(a->qp_num);
+	rtr.rq_psn = 0xff000001;
+	ASSERT_EQ(ibv_modify_qp(b.get(), &rtr, kRtrMask), 0)
+		<< std::strerror(errno);
+	ASSERT_EQ(ibv_query_qp(b.get(), &q, IBV_QP_RQ_PSN, &qi), 0);
+	EXPECT_EQ(q.rq_psn, 1u);
+	rts = rts_attr();
+	ASSERT_EQ(ibv_modify_qp(b.get(), &rts, kRtsMask), 0)
+		<< std::strerror(errno);
+	EXPECT_EQ(state(b.get()), IBV_QPS_RTS);
+	// RTS->RTS takes only a few attributes, not the PSNs.
+	rts = {};
+	rts.sq_psn = 5;
+	EXPECT_NE(ibv_modify_qp(b.get(), &rts, IBV_QP_SQ_PSN), 0);
+	rts.min_rnr_timer = 3;
+	EXPECT_EQ(ibv_modify_qp(b.get(), &rts, IBV_QP_MIN_RNR_TIMER), 0);
+	ASSERT_EQ(ibv_query_qp(b.get(), &q, IBV_QP_MIN_RNR_TIMER, &qi), 0);
+	EXPECT_EQ(q.min_rnr_timer, 3);
+}
+
+TEST_F(QueuePair, RefusesIllegalTransitions)
+{
+	gid_index_ = ipv4_gid_index();
+	ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
+	Qp qp = create();
+	ASSERT_TRUE(qp) << std::strerror(errno);
+
+	ibv_qp_attr a = rtr_attr(qp->qp_num);
+	EXPECT_NE(ibv_modify_qp(qp.get(), &a, kRtrMask), 0) << "RESET->RTR";
+	EXPECT_EQ(errno, EINVAL);
+	a = rts_attr();
+	EXPECT_NE(ibv_modify_qp(qp.get(), &a, kRtsMask), 0) << "RESET->RTS";
+	EXPECT_EQ(errno, EINVAL);
+	// A required attribute missing.
+	a = {};
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	EXPECT_NE(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE | IBV_QP_PORT), 0);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_EQ(state(qp.get()), IBV_QPS_RESET);
+
+	ASSERT_EQ(to_init(qp.get()), 0);
+	a = rts_attr();
+	EXPECT_NE(ibv_modify_qp(qp.get(), &a, kRtsMask), 0) << "INIT->RTS";
+	EXPECT_EQ(errno, EINVAL);
+	// An attribute INIT->RTR does not take.
+	a = rtr_attr(qp->qp_num);
+	a.sq_psn = 1;
+	EXPECT_NE(ibv_modify_qp(qp.get(), &a, kRtrMask | IBV_QP_SQ_PSN), 0);
+	EXPECT_EQ(errno, EINVAL);
+	// A wrong idea of the current state.
+	a = {};
+	a.qp_state = IBV_QPS_INIT;
+	a.cur_qp_state = IBV_QPS_RTS;
+	EXPECT_NE(ibv_modify_qp(qp.get(), &a,
+				IBV_QP_STATE | IBV_QP_CUR_STATE), 0);
+	EXPECT_EQ(state(qp.get()), IBV_QPS_INIT);
+}
+
+TEST_F(QueuePair, RefusesBadAttributes)
+{
+	gid_index_ = ipv4_gid_index();
+	ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
+	Qp qp = create();
+	ASSERT_TRUE(qp) << std::strerror(errno);
+	ASSERT_EQ(to_init(qp.get()), 0);
+
+	struct Bad {
+		const char *what;
+		void (*spoil)(ibv_qp_attr &, const ibv_port_attr &);
+	};
+	const Bad rtr_cases[] = {
+		{"path MTU above active",
+		 [](ibv_qp_attr &a, const ibv_port_attr &p) {
+			 a.path_mtu = ibv_mtu(p.active_mtu + 1);
+		 }},
+		{"path MTU 0",
+		 [](ibv_qp_attr &a, const ibv_port_attr &) {
+			 a.path_mtu = ibv_mtu(0);
+		 }},
+		{"GID index out of the table",
+		 [](ibv_qp_attr &a, const ibv_port_attr &p) {
+			 a.ah_attr.grh.sgid_index = uint8_t(p.gid_tbl_len);
+		 }},
+		{"max_dest_rd_atomic above the limit",
+		 [](ibv_qp_attr &a, const ibv_port_attr &) {
+			 a.max_dest_rd_atomic = 17;
+		 }},
+		{"min_rnr_timer 32",
+		 [](ibv_qp_attr &a, const ibv_port_attr &) {
+			 a.min_rnr_timer = 32;
+		 }},
+		{"dest QPN beyond 24 bits",
+		 [](ibv_qp_attr &a, const ibv_port_attr &) {
+			 a.dest_qp_num = 1u << 24;
+		 }},
+		{"no GRH",
+		 [](ibv_qp_attr &a, const ibv_port_attr &) {
+			 a.ah_attr.is_global = 0;
+		 }},
+	};
+	for (const Bad &b : rtr_cases) {
+		SCOPED_TRACE(b.what);
+		if (port_.active_mtu == IBV_MTU_4096 &&
+		    std::string(b.what) == "path MTU above active")
+			continue;
+		ibv_qp_attr a = rtr_attr(qp->qp_num);
+		b.spoil(a, port_);
+		errno = 0;
+		EXPECT_NE(ibv_modify_qp(qp.get(), &a, kRtrMask), 0);
+		EXPECT_NE(errno, 0);
+		if (b.what[0] != 'G') {	// ib_core answers for the GID table
+			EXPECT_EQ(errno, EINVAL);
+		}
+		EXPECT_EQ(state(qp.get()), IBV_QPS_INIT);
+	}
+
+	ibv_qp_attr a = rtr_attr(qp->qp_num);
+	ASSERT_EQ(ibv_modify_qp(qp.get(), &a, kRtrMask), 0)
+		<< std::strerror(errno);
+	const Bad rts_cases[] = {
+		{"retry_cnt 8",
+		 [](ibv_qp_attr &q, const ibv_port_attr &) { q.retry_cnt = 8; }},
+		{"rnr_retry 8",
+		 [](ibv_qp_attr &q, const ibv_port_attr &) { q.rnr_retry = 8; }},
+		{"timeout 32",
+		 [](ibv_qp_attr &q, const ibv_port_attr &) { q.timeout = 32; }},
+		{"max_rd_atomic above the limit",
+		 [](ibv_qp_attr &q, const ibv_port_attr &) {
+			 q.max_rd_atomic = 17;
+		 }},
+	};
+	for (const Bad &b : rts_cases) {
+		SCOPED_TRACE(b.what);
+		a = rts_attr();
+		b.spoil(a, port_);
+		errno = 0;
+		EXPECT_NE(ibv_modify_qp(qp.get(), &a, kRtsMask), 0);
+		EXPECT_EQ(errno, EINVAL);
+		EXPECT_EQ(state(qp.get()), IBV_QPS_RTR);
+	}
+	a = rts_attr();
+	EXPECT_EQ(ibv_modify_qp(qp.get(), &a, kRtsMask), 0)
+		<< std::strerror(errno);
+}
+
+TEST_F(QueuePair, GoesToErrorFromAnyStateButResetAndBackToReset)
+{
+	gid_index_ = ipv4_gid_index();
+	ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
+
+	for (ibv_qp_state from : {IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR,
+				  IBV_QPS_RTS}) {
+		SCOPED_TRACE(from);
+		Qp qp = create();
+		ASSERT_TRUE(qp) << std::strerror(errno);
+		if (from >= IBV_QPS_INIT) {
+			ASSERT_EQ(to_init(qp.get()), 0);
+		}
+		ibv_qp_attr a = rtr_attr(qp->qp_num);
+		if (from >= IBV_QPS_RTR) {
+			ASSERT_EQ(ibv_modify_qp(qp.get(), &a, kRtrMask), 0);
+		}
+		a = rts_attr();
+		if (from >= IBV_QPS_RTS) {
+			ASSERT_EQ(ibv_modify_qp(qp.get(), &a, kRtsMask), 0);
+		}
+		EXPECT_EQ(state(qp.get()), from);
+
+		a = {};
+		a.qp_state = IBV_QPS_ERR;
+		if (from == IBV_QPS_RESET) {
+			// The IB state table has no RESET->ERR.
+			EXPECT_NE(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE), 0);
+			EXPECT_EQ(errno, EINVAL);
+			continue;
+		}
+		ASSERT_EQ(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE), 0);
+		EXPECT_EQ(state(qp.get()), IBV_QPS_ERR);
+		// ERR goes nowhere but RESET (or ERR).
+		a.qp_state = IBV_QPS_RTS;
+		EXPECT_NE(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE), 0);
+		a.qp_state = IBV_QPS_RESET;
+		ASSERT_EQ(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE), 0);
+		EXPECT_EQ(state(qp.get()), IBV_QPS_RESET);
+		// And the QP can be used again.
+		EXPECT_EQ(to_init(qp.get()), 0);
+	}
+}
+
+TEST_F(QueuePair, PostingIsNotImplementedYet)
+{
+	Qp qp = create();
+	ASSERT_TRUE(qp) << std::strerror(errno);
+	ibv_send_wr swr{};
+	ibv_send_wr *bad_s = nullptr;
+	EXPECT_NE(ibv_post_send(qp.get(), &swr, &bad_s), 0);
+	ibv_recv_wr rwr{};
+	ibv_recv_wr *bad_r = nullptr;
+	EXPECT_NE(ibv_post_recv(qp.get(), &rwr, &bad_r), 0);
+}
+
+TEST_F(QueuePair, CreateDestroyCyclesLeaveNothingBehind)
+{
+	const long qps = objects_count("qps");
+	const long rings = objects_count("rings");
+	ASSERT_GE(qps, 0) << "debugfs not mounted?";
+
+	for (int i = 0; i < 200; i++) {
+		Qp qp = create(64, 4, 64);
+		ASSERT_TRUE(qp) << i << ": " << std::strerror(errno);
+		if (i == 0) {
+			EXPECT_EQ(objects_count("qps"), qps + 1);
+			EXPECT_EQ(objects_count("rings"), rings + 2);
+		}
+	}
+	EXPECT_EQ(objects_count("qps"), qps);
+	EXPECT_EQ(objects_count("rings"), rings);
+}
+
+TEST_F(QueuePair, CqsInUseCannotBeDestroyed)
+{
+	Qp qp = create();
+	ASSERT_TRUE(qp) << std::strerror(errno);
+	EXPECT_EQ(ibv_destroy_cq(cq_.get()), EBUSY);
+}
+
+} // namespace
+} // namespace sroce::test
