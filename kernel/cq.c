@@ -58,13 +58,9 @@ static int sroce_cq_create(struct ib_cq *ibcq,
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
 	if (udata) {
-		/* No request fields are defined yet: refuse any we'd ignore. */
-		if (udata->inlen &&
-		    !ib_is_udata_cleared(udata, 0, udata->inlen))
-			return -EOPNOTSUPP;
-		/* Without the key the ring cannot be mapped. */
-		if (udata->outlen < sizeof(resp))
-			return -EINVAL;
+		err = sroce_verbs_check_udata(udata, sizeof(resp));
+		if (err)
+			return err;
 		uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext,
 						 ibuc);
 	}

@@ -189,13 +189,9 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		return err;
 	if (udata) {
-		/* No request fields are defined yet: refuse any we'd ignore. */
-		if (udata->inlen &&
-		    !ib_is_udata_cleared(udata, 0, udata->inlen))
-			return -EOPNOTSUPP;
-		/* Without the keys the rings cannot be mapped. */
-		if (udata->outlen < sizeof(resp))
-			return -EINVAL;
+		err = sroce_verbs_check_udata(udata, sizeof(resp));
+		if (err)
+			return err;
 		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
 						  ibuc)->ibuc;
 	}

@@ -143,6 +143,22 @@ static void sroce_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * The driver part of a create command: no request fields are defined yet,
+ * so a non-zero byte there is something the caller expects sroce to honour
+ * and it would silently ignore: refuse it.  The response must have room for
+ * resp_len bytes, which carry the mmap keys without which the object's rings
+ * cannot be mapped.
+ */
+int sroce_verbs_check_udata(struct ib_udata *udata, size_t resp_len)
+{
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+	if (udata->outlen < resp_len)
+		return -EINVAL;
+	return 0;
+}
+
 static int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sroce_dev(ibpd->device);

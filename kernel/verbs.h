@@ -19,6 +19,8 @@ static inline struct sroce_pd *to_sroce_pd(struct ib_pd *ibpd)
 	return container_of(ibpd, struct sroce_pd, ibpd);
 }
 
+int sroce_verbs_check_udata(struct ib_udata *udata, size_t resp_len);
+
 extern const struct ib_device_ops sroce_verbs_ops;
 
 #endif /* SROCE_VERBS_H */

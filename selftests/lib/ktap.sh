@@ -108,8 +108,18 @@ gtest_cases() {
 		/^  /   { print suite $1 }'
 }
 
+# A GoogleTest case that GTEST_SKIP()s exits 0: report it as a KTAP skip,
+# with GoogleTest's message (printed above) as the reason.
 ktap_gtest_case() {
-	"$KTAP_GTEST_BIN" --gtest_filter="$1" --gtest_color=no
+	local out
+	out=$("$KTAP_GTEST_BIN" --gtest_filter="$1" --gtest_color=no 2>&1)
+	local rc=$?
+	printf '%s\n' "$out"
+	[ "$rc" -eq 0 ] || return "$rc"
+	if printf '%s\n' "$out" | grep -q '^\[  SKIPPED \]'; then
+		skip "GoogleTest skipped $1: $(printf '%s\n' "$out" |
+			grep -B1 -m1 '^\[  SKIPPED \]' | head -n1)"
+	fi
 }
 
 ktap_main() {

@@ -21,29 +21,11 @@
 #include <vector>
 
 #include "rdma/sroce-abi.h"
+#include "test_env.h"
 #include "verbs_raii.h"
 
 namespace sroce::test {
 namespace {
-
-constexpr const char *kObjects = "/sys/kernel/debug/sroce/objects";
-
-// One count of /sys/kernel/debug/sroce/objects, or -1 if unreadable.
-long debugfs_count(const std::string &what)
-{
-	std::ifstream f(kObjects);
-	std::string line;
-
-	while (std::getline(f, line)) {
-		std::istringstream in(line);
-		std::string kind;
-		long n;
-
-		if (in >> kind >> n && kind == what)
-			return n;
-	}
-	return -1;
-}
 
 // A mapping of the uverbs device, from /proc/self/maps.
 struct RingMap {
@@ -87,14 +69,9 @@ class CompletionQueue : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const char *name = std::getenv("SROCE_RDMA_DEV");
-		ASSERT_NE(name, nullptr) << "SROCE_RDMA_DEV not set";
-		int n = 0;
-		DeviceList list(ibv_get_device_list(&n));
-		ASSERT_TRUE(list) << std::strerror(errno);
-		for (int i = 0; i < n; i++)
-			if (std::string(name) == ibv_get_device_name(list.get()[i]))
-				ctx_.reset(ibv_open_device(list.get()[i]));
+		const std::string name = test_device_name();
+		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
+		ctx_ = open_device(name);
 		ASSERT_TRUE(ctx_) << "cannot open " << name;
 		ASSERT_EQ(ibv_query_device(ctx_.get(), &attr_), 0);
 	}

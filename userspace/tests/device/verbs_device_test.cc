@@ -15,6 +15,7 @@
 #include <net/if.h>
 
 #include "rdma/sroce-abi.h"
+#include "test_env.h"
 #include "verbs_raii.h"
 
 namespace sroce::test {
@@ -43,12 +44,7 @@ protected:
 		ASSERT_FALSE(name_.empty()) << "SROCE_RDMA_DEV not set";
 		ASSERT_FALSE(netdev_.empty()) << "SROCE_NETDEV not set";
 
-		int n = 0;
-		DeviceList list(ibv_get_device_list(&n));
-		ASSERT_TRUE(list) << std::strerror(errno);
-		for (int i = 0; i < n; i++)
-			if (name_ == ibv_get_device_name(list.get()[i]))
-				ctx_.reset(ibv_open_device(list.get()[i]));
+		ctx_ = open_device(name_);
 		ASSERT_TRUE(ctx_) << "cannot open " << name_;
 	}
 

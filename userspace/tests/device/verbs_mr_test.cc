@@ -18,41 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "test_env.h"
 #include "verbs_raii.h"
 
 namespace sroce::test {
 namespace {
-
-constexpr const char *kObjects = "/sys/kernel/debug/sroce/objects";
-
-// Live MRs of the module according to debugfs, or -1 if unreadable.
-long debugfs_mrs()
-{
-	std::ifstream f(kObjects);
-	std::string line;
-
-	while (std::getline(f, line)) {
-		std::istringstream in(line);
-		std::string kind;
-		long n;
-
-		if (in >> kind >> n && kind == "mrs")
-			return n;
-	}
-	return -1;
-}
-
-Context open_device(const std::string &name)
-{
-	int n = 0;
-	DeviceList list(ibv_get_device_list(&n));
-	Context ctx;
-
-	for (int i = 0; list && i < n; i++)
-		if (name == ibv_get_device_name(list.get()[i]))
-			ctx.reset(ibv_open_device(list.get()[i]));
-	return ctx;
-}
 
 // Page-aligned anonymous memory, unmapped on destruction.
 class Buffer {
@@ -84,10 +54,8 @@ class MemoryRegion : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const char *dev = std::getenv("SROCE_RDMA_DEV");
-
-		ASSERT_TRUE(dev && *dev) << "SROCE_RDMA_DEV not set";
-		name_ = dev;
+		name_ = test_device_name();
+		ASSERT_FALSE(name_.empty()) << "SROCE_RDMA_DEV not set";
 		ctx_ = open_device(name_);
 		ASSERT_TRUE(ctx_) << "cannot open " << name_;
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
@@ -257,7 +225,7 @@ TEST_F(MemoryRegion, KeysAreDistinctAndUnpredictable)
 // was once they are deregistered.
 TEST_F(MemoryRegion, DeregReleasesEveryMr)
 {
-	const long before = debugfs_mrs();
+	const long before = debugfs_count("mrs");
 	std::vector<Mr> mrs;
 
 	if (before < 0)
@@ -267,10 +235,10 @@ TEST_F(MemoryRegion, DeregReleasesEveryMr)
 					    IBV_ACCESS_LOCAL_WRITE));
 		ASSERT_TRUE(mrs.back()) << std::strerror(errno);
 	}
-	EXPECT_EQ(debugfs_mrs(), before + 10);
+	EXPECT_EQ(debugfs_count("mrs"), before + 10);
 	for (auto &mr : mrs)
 		ASSERT_EQ(ibv_dereg_mr(mr.release()), 0);
-	EXPECT_EQ(debugfs_mrs(), before);
+	EXPECT_EQ(debugfs_count("mrs"), before);
 
 	// Closing a context deregisters what it left behind.
 	{
@@ -280,12 +248,12 @@ TEST_F(MemoryRegion, DeregReleasesEveryMr)
 		ASSERT_TRUE(pd);
 		for (int i = 0; i < 5; i++)
 			ASSERT_TRUE(ibv_reg_mr(pd.get(), page_.get(), 4096, 0));
-		EXPECT_EQ(debugfs_mrs(), before + 5);
+		EXPECT_EQ(debugfs_count("mrs"), before + 5);
 		// The MRs are leaked on purpose: ibv_close_device() below
 		// destroys them in the kernel (the PD with them).
 		pd.release();
 	}
-	EXPECT_EQ(debugfs_mrs(), before);
+	EXPECT_EQ(debugfs_count("mrs"), before);
 }
 
 // A PD handle is only meaningful in the context that allocated it: the same
@@ -317,7 +285,7 @@ TEST_F(MemoryRegion, RejectsAPdOfAnotherContext)
 TEST_F(MemoryRegion, EnforcesMaxMr)
 {
 	ibv_device_attr attr{};
-	const long before = debugfs_mrs();
+	const long before = debugfs_count("mrs");
 	std::vector<Mr> mrs;
 
 	ASSERT_EQ(ibv_query_device(ctx_.get(), &attr), 0);

@@ -15,27 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "test_env.h"
 #include "verbs_raii.h"
 
 namespace sroce::test {
 namespace {
-
-// One count of /sys/kernel/debug/sroce/objects, or -1 if unreadable.
-long objects_count(const std::string &what)
-{
-	std::ifstream f("/sys/kernel/debug/sroce/objects");
-	std::string line;
-
-	while (std::getline(f, line)) {
-		std::istringstream in(line);
-		std::string kind;
-		long n;
-
-		if (in >> kind >> n && kind == what)
-			return n;
-	}
-	return -1;
-}
 
 constexpr int kInitMask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			  IBV_QP_ACCESS_FLAGS;
@@ -50,14 +34,9 @@ class QueuePair : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const char *name = std::getenv("SROCE_RDMA_DEV");
-		ASSERT_NE(name, nullptr) << "SROCE_RDMA_DEV not set";
-		int n = 0;
-		DeviceList list(ibv_get_device_list(&n));
-		ASSERT_TRUE(list) << std::strerror(errno);
-		for (int i = 0; i < n; i++)
-			if (std::string(name) == ibv_get_device_name(list.get()[i]))
-				ctx_.reset(ibv_open_device(list.get()[i]));
+		const std::string name = test_device_name();
+		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
+		ctx_ = open_device(name);
 		ASSERT_TRUE(ctx_) << "cannot open " << name;
 		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
 		ASSERT_EQ(ibv_query_port(ctx_.get(), 1, &port_), 0);
@@ -512,20 +491,20 @@ TEST_F(QueuePair, PostingIsNotImplementedYet)
 
 TEST_F(QueuePair, CreateDestroyCyclesLeaveNothingBehind)
 {
-	const long qps = objects_count("qps");
-	const long rings = objects_count("rings");
+	const long qps = debugfs_count("qps");
+	const long rings = debugfs_count("rings");
 	ASSERT_GE(qps, 0) << "debugfs not mounted?";
 
 	for (int i = 0; i < 200; i++) {
 		Qp qp = create(64, 4, 64);
 		ASSERT_TRUE(qp) << i << ": " << std::strerror(errno);
 		if (i == 0) {
-			EXPECT_EQ(objects_count("qps"), qps + 1);
-			EXPECT_EQ(objects_count("rings"), rings + 2);
+			EXPECT_EQ(debugfs_count("qps"), qps + 1);
+			EXPECT_EQ(debugfs_count("rings"), rings + 2);
 		}
 	}
-	EXPECT_EQ(objects_count("qps"), qps);
-	EXPECT_EQ(objects_count("rings"), rings);
+	EXPECT_EQ(debugfs_count("qps"), qps);
+	EXPECT_EQ(debugfs_count("rings"), rings);
 }
 
 TEST_F(QueuePair, CqsInUseCannotBeDestroyed)
