@@ -380,6 +380,22 @@ t_load_unload_cycles() {
 	! grep -q ":12B7 " /proc/net/udp || fail "UDP 4791 still bound"
 }
 
+# A kernel ULP's PD: ib_alloc_pd() asks the driver for a DMA MR (get_dma_mr)
+# when the device has no local DMA lkey; ib_srpt allocates one per device.
+t_kernel_pd_dma_mr() {
+	fresh
+	add_link sroce0 "$IF"
+	modinfo ib_srpt >/dev/null 2>&1 || skip "ib_srpt is not in this kernel"
+	expect_eq "$(objects mrs)" 0 "MRs before"
+	modprobe ib_srpt
+	wait_until 30 '[ "$(objects pds)" -ge 1 ] && [ "$(objects mrs)" -ge 1 ]' ||
+		fail "no kernel PD with a DMA MR: $(cat "$OBJS")"
+	cat "$OBJS"
+	rmmod ib_srpt
+	wait_until 30 '[ "$(objects mrs)" = 0 ] && [ "$(objects pds)" = 0 ]' ||
+		fail "kernel PD or MR left after ib_srpt unloaded: $(cat "$OBJS")"
+}
+
 t_rxe_port_clash() {
 	fresh
 	modprobe crc32_generic 2>/dev/null || true
@@ -422,6 +438,7 @@ ktap_main \
 	t_unload_with_devices \
 	t_add_delete_cycles \
 	t_load_unload_cycles \
+	t_kernel_pd_dma_mr \
 	t_rxe_port_clash
 rc=$?
 unload
