@@ -145,7 +145,7 @@ t_gid_ipv4() {
 	fresh
 	add_link sroce0 "$IF"
 	wait_for 30 has_gid sroce0 "$SROCE_IP4" || fail "no RoCE v2 GID for $SROCE_IP4"
-	i=$(gid_index sroce0 "$(gid_of "$SROCE_IP4")")
+	i=$(tb_gid_index sroce0 "$SROCE_IP4")
 	expect_eq "$(cat "$SYS/sroce0/ports/1/gid_attrs/ndevs/$i")" "$IF" "GID netdev"
 	ibv_devinfo -v -d sroce0 | grep -F "::ffff:$SROCE_IP4" || fail "ibv_devinfo does not show the IPv4 GID"
 }
@@ -154,7 +154,7 @@ t_gid_ipv6() {
 	fresh
 	add_link sroce0 "$IF"
 	wait_for 30 has_gid sroce0 "$SROCE_IP6" || fail "no RoCE v2 GID for $SROCE_IP6"
-	wait_for 30 gid_index sroce0 "fe80:0000:0000:0000:$(link_local_suffix)" >/dev/null ||
+	wait_for 30 has_gid sroce0 "fe80:0000:0000:0000:$(link_local_suffix)" ||
 		fail "no link-local GID"
 	# Only RoCE v2 GIDs: every populated entry is typed RoCE v2.
 	types=$(cat "$SYS"/sroce0/ports/1/gid_attrs/types/* 2>/dev/null | sort | uniq -c)
@@ -164,7 +164,7 @@ t_gid_ipv6() {
 }
 
 link_local_suffix() {	# the interface id of $IF's link-local address
-	ip6_explode "$(ip -6 addr show dev "$IF" scope link |
+	tb_gid_of "$(ip -6 addr show dev "$IF" scope link |
 		awk '/inet6/ { sub("/.*", "", $2); print $2; exit }')" | cut -c21-
 }
 

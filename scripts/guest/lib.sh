@@ -19,6 +19,7 @@
 #   tb_put KEY VALUE              publish a value for the peer
 #   tb_get KEY [TIMEOUT]          print the value the peer published under KEY
 #   tb_wait_port_active DEV [TIMEOUT]   wait until port 1 of DEV is ACTIVE (default 30 s)
+#   tb_gid_of ADDR                the GID of an IPv4/IPv6 address as sysfs prints it
 #   tb_gid_index DEV ADDR [TYPE]  print the GID index of IPv4/IPv6 ADDR on port 1
 #                                 of DEV (TYPE default "RoCE v2")
 #   tb_gids DEV                   list the used GID entries of port 1: "index gid type"
@@ -182,8 +183,8 @@ tb_wait_port_active() {
 	done
 }
 
-# _tb_gid_of ADDR: the 8-group sysfs form of an IPv4 (mapped) or IPv6 address
-_tb_gid_of() {
+# tb_gid_of ADDR: the 8-group sysfs form of an IPv4 (mapped) or IPv6 address
+tb_gid_of() {
 	local a=$1 head tail i n out=() h t
 	case "$a" in
 	*.*.*.*)
@@ -207,7 +208,7 @@ _tb_gid_of() {
 tb_gid_index() {
 	local dev=${1:?tb_gid_index DEV ADDR [TYPE]} addr=${2:?tb_gid_index DEV ADDR [TYPE]} type=${3:-RoCE v2}
 	local want f idx gid gtype p=/sys/class/infiniband/$1/ports/1
-	want=$(_tb_gid_of "$addr")
+	want=$(tb_gid_of "$addr")
 	# builtins only: the table has up to 1024 entries (unused ones fail to read)
 	for f in "$p"/gids/*; do
 		read -r gid <"$f" 2>/dev/null || continue
