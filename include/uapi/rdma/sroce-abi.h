@@ -232,6 +232,24 @@ enum sroce_sq_flags {
 	SROCE_SQ_NEED_WAKEUP = 1 << 0,
 };
 
+/*
+ * RQ flags.
+ *
+ * NEED_WAKEUP: the QP is in the error state, so receive WQEs are no longer
+ * consumed by arriving packets but must be completed with
+ * IBV_WC_WR_FLUSH_ERR by the kernel's worker.  While the flag is set, the
+ * provider rings the RQ doorbell after posting - a write() of
+ * IB_USER_VERBS_CMD_POST_RECV for this QP with wr_count 0 - following the
+ * same order as for the SQ: release-store the producer, full fence, load the
+ * flags.  The kernel sets the flag (fully ordered) before its final flush of
+ * the RQ, so a receive posted after that flush always sees it.  Outside the
+ * error state receives need no doorbell: the responder reads the RQ when a
+ * message arrives.
+ */
+enum sroce_rq_flags {
+	SROCE_RQ_NEED_WAKEUP = 1 << 0,
+};
+
 /* Driver tail of the CREATE_QP response. */
 struct sroce_create_qp_resp {
 	__aligned_u64 sq_mmap_key;	/* offset to mmap() the SQ at */
