@@ -25,6 +25,14 @@ static const char *const obj_names[SROCE_OBJ_KINDS] = {
 
 static const char *const drop_names[SROCE_DROP_REASONS] = {
 	[SROCE_DROP_NO_QP] = "no_qp",
+	[SROCE_DROP_NO_DEVICE] = "no_device",
+	[SROCE_DROP_RUNT] = "runt",
+	[SROCE_DROP_IP] = "unsupported_ip",
+	[SROCE_DROP_ICRC] = "bad_icrc",
+	[SROCE_DROP_MALFORMED] = "malformed",
+	[SROCE_DROP_QP_STATE] = "qp_state",
+	[SROCE_DROP_TRANSPORT] = "wrong_transport",
+	[SROCE_DROP_STALE] = "stale",
 };
 
 static struct dentry *sroce_dir;

@@ -23,7 +23,15 @@ enum sroce_obj_kind {
 
 /* Packets dropped on receive, by reason.  Read from .../sroce/rx_drops. */
 enum sroce_drop_reason {
-	SROCE_DROP_NO_QP,
+	SROCE_DROP_NO_QP,	/* no QP with the BTH's destination number */
+	SROCE_DROP_NO_DEVICE,	/* arrived on a netdev without sroce device */
+	SROCE_DROP_RUNT,	/* shorter than a BTH and an ICRC */
+	SROCE_DROP_IP,		/* IPv4 with options: no ICRC defined */
+	SROCE_DROP_ICRC,	/* ICRC mismatch */
+	SROCE_DROP_MALFORMED,	/* refused by sroce_pkt_parse() */
+	SROCE_DROP_QP_STATE,	/* the QP cannot receive in its state */
+	SROCE_DROP_TRANSPORT,	/* opcode of another transport than the QP's */
+	SROCE_DROP_STALE,	/* duplicate or out-of-window, nothing to do */
 	SROCE_DROP_REASONS,
 };
 

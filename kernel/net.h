@@ -2,10 +2,29 @@
 #ifndef SROCE_NET_H
 #define SROCE_NET_H
 
+#include <linux/types.h>
+
+struct sk_buff;
+struct sroce_qp;
+
 /* IANA-assigned UDP destination port of RoCE v2. */
 #define SROCE_UDP_PORT 4791
 
 int sroce_net_get(void);
 void sroce_net_put(void);
+
+/*
+ * Transmit path of a connected QP.  sroce_net_alloc_skb() returns an skb
+ * whose data is len writable bytes for the BTH, extension headers and
+ * payload, with room in front for the link, IP and UDP headers and behind
+ * for the ICRC; NULL if out of memory.  sroce_net_xmit() adds the UDP and
+ * IP headers for qp's address vector and the ICRC, and sends the packet
+ * (to the wire, or through the local stack to a device of this host).  It
+ * consumes the skb; it returns 0 or a negative errno if the packet was
+ * dropped (no route, no memory).  Both are called in process context with
+ * qp->mutex held, which keeps the address vector stable.
+ */
+struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp, unsigned int len);
+int sroce_net_xmit(struct sroce_qp *qp, struct sk_buff *skb);
 
 #endif /* SROCE_NET_H */
