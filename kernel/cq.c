@@ -34,6 +34,7 @@
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
+#include "qp.h"
 #include "verbs.h"
 
 #define SROCE_CQ_ARM_MASK (SROCE_CQ_ARM_NEXT | SROCE_CQ_ARM_SOLICITED)
@@ -205,7 +206,8 @@ static int sroce_cq_wc_flags(u32 cqe_flags, u8 network_hdr_type)
 	return flags;
 }
 
-static void sroce_cq_to_wc(const struct sroce_cqe *cqe, struct ib_wc *wc)
+static void sroce_cq_to_wc(struct sroce_dev *sdev,
+			   const struct sroce_cqe *cqe, struct ib_wc *wc)
 {
 	*wc = (struct ib_wc) {
 		.wr_id = cqe->wr_id,
@@ -214,11 +216,7 @@ static void sroce_cq_to_wc(const struct sroce_cqe *cqe, struct ib_wc *wc)
 		.opcode = cqe->opcode,
 		.vendor_err = cqe->vendor_err,
 		.byte_len = cqe->byte_len,
-		/*
-		 * wc->qp is looked up from qp_num once QPs exist; nothing
-		 * can post before then.
-		 */
-		.qp = NULL,
+		.qp = sroce_qp_find(sdev, cqe->qp_num),
 		.ex.invalidate_rkey = cqe->ex,
 		.src_qp = cqe->src_qp,
 		.slid = cqe->slid,
@@ -251,7 +249,8 @@ static int sroce_cq_poll(struct ib_cq *ibcq, int num_entries,
 	avail = sroce_ring_used(sroce_queue_peer_producer(q), cq->consumer,
 				q->num_slots);
 	for (n = 0; n < (u32)num_entries && n < avail; n++)
-		sroce_cq_to_wc(sroce_queue_slot(q, cq->consumer + n), &wc[n]);
+		sroce_cq_to_wc(to_sroce_dev(ibcq->device),
+			       sroce_queue_slot(q, cq->consumer + n), &wc[n]);
 	if (n) {
 		cq->consumer += n;
 		sroce_queue_publish_consumer(q, cq->consumer);

@@ -1,15 +1,300 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Per-QP execution context.  Placeholder until the data path lands: every
- * packet handed over is dropped and counted.
+ * Per-QP execution context.
+ *
+ * Everything a QP's data path does - transmitting requests, acting on ACKs
+ * and responses, executing incoming requests, timers, flushing - runs in
+ * one work item per QP on sroce_wq, with qp->mutex held.  A work item never
+ * runs on two CPUs at once, and modify_qp takes the same mutex, so the
+ * engine's state (struct sroce_req, struct sroce_resp, the WQE copies)
+ * needs no other lock and sees the attributes change only between runs.
+ *
+ * Who wakes the work item:
+ *  - the receive path (softirq) queues the skb on qp->rxq, sroce_exec_rx();
+ *  - the doorbells: a provider's empty POST_SEND/POST_RECV command and a
+ *    kernel consumer's post_send/post_recv, sroce_exec_kick();
+ *  - the retransmission and RNR timers (SROCE_EXEC_* event bits);
+ *  - modify_qp, when the QP enters a state with work to do.
+ *
+ * Lifetime.  The receive path holds a QP reference (sroce_qp_get()) while it
+ * queues; destroy_qp first cuts lookups off and waits for those references
+ * (kernel/qp.c), then calls sroce_exec_stop(), which marks the QP dying so
+ * that timers no longer queue the work, shuts the timers down, cancels the
+ * work and drops what is left on rxq.  After that nothing runs for the QP.
+ *
+ * A run is bounded (SROCE_EXEC_BUDGET packets in and out) and requeues
+ * itself if work is left, so one busy QP cannot starve the others sharing
+ * the workqueue's workers.
  */
 #include <linux/skbuff.h>
+#include <linux/workqueue.h>
 
+#include "core/pkt.h"
+
+#include "comp.h"
 #include "debugfs.h"
 #include "exec.h"
+#include "qp.h"
+#include "req.h"
+#include "resp.h"
+
+#define SROCE_EXEC_BUDGET	256	/* packets per run, each direction */
+#define SROCE_EXEC_RXQ_MAX	8192	/* queued packets before dropping */
+
+static struct workqueue_struct *sroce_wq;
+
+static void sroce_exec_queue(struct sroce_qp *qp)
+{
+	if (!test_bit(SROCE_EXEC_DYING, &qp->events))
+		queue_work(sroce_wq, &qp->work);
+}
 
 void sroce_exec_rx(struct sroce_qp *qp, struct sk_buff *skb)
 {
-	sroce_drop_count(SROCE_DROP_QP_STATE);
+	if (skb_queue_len(&qp->rxq) >= SROCE_EXEC_RXQ_MAX) {
+		sroce_drop_count(SROCE_DROP_QP_STATE);
+		kfree_skb(skb);
+		return;
+	}
+	skb_queue_tail(&qp->rxq, skb);
+	sroce_exec_queue(qp);
+}
+
+void sroce_exec_kick(struct sroce_qp *qp)
+{
+	sroce_exec_queue(qp);
+}
+
+void sroce_exec_event(struct sroce_qp *qp, int bit)
+{
+	set_bit(bit, &qp->events);
+	sroce_exec_queue(qp);
+}
+
+/*
+ * One received packet: validate it and give it to the responder (requests)
+ * or the completer (responses).  Malformed packets are dropped silently,
+ * as IBTA 9.6 requires, but counted.
+ */
+void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	enum ib_qp_state state = qp->state;
+	enum sroce_drop reason;
+	struct sroce_pkt pkt;
+
+	reason = sroce_pkt_parse(skb->data, skb->len, &pkt);
+	if (reason != SROCE_DROP_NONE &&
+	    !sroce_pkt_drop_is_request_error(reason)) {
+		sroce_drop_count(SROCE_DROP_MALFORMED);
+		goto drop;
+	}
+	if (pkt.op->transport != SROCE_TRANSPORT_RC) {
+		sroce_drop_count(SROCE_DROP_TRANSPORT);
+		goto drop;
+	}
+	if (pkt.op->flags & SROCE_OPF_REQUEST) {
+		if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
+		    state != IB_QPS_SQD && state != IB_QPS_SQE)
+			goto drop_state;
+		sroce_resp_packet(qp, skb, &pkt, reason);
+	} else {
+		if (reason != SROCE_DROP_NONE) {
+			sroce_drop_count(SROCE_DROP_MALFORMED);
+			goto drop;
+		}
+		if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+			goto drop_state;
+		sroce_comp_packet(qp, skb, &pkt);
+	}
 	kfree_skb(skb);
+	return;
+
+drop_state:
+	sroce_drop_count(SROCE_DROP_QP_STATE);
+drop:
+	kfree_skb(skb);
+}
+
+/* Process received packets; responses go to the completer. */
+static bool sroce_exec_rx_batch(struct sroce_qp *qp)
+{
+	struct sk_buff *skb;
+	int n;
+
+	for (n = 0; n < SROCE_EXEC_BUDGET; n++) {
+		/* requests behind a READ being answered wait for it */
+		if (sroce_resp_busy(qp))
+			break;
+		skb = skb_dequeue(&qp->rxq);
+		if (!skb)
+			break;
+		sroce_exec_packet(qp, skb);
+	}
+	sroce_resp_send_ack(qp);
+	return sroce_resp_busy(qp) || !skb_queue_empty(&qp->rxq);
+}
+
+/*
+ * Going idle: ask user posters for a doorbell, then look once more, with
+ * the full barrier the SROCE_SQ_NEED_WAKEUP protocol requires between our
+ * flag store and the producer load.
+ */
+static bool sroce_exec_idle(struct sroce_qp *qp)
+{
+	atomic_t *flags = sroce_queue_flags(&qp->sq);
+
+	atomic_or(SROCE_SQ_NEED_WAKEUP, flags);
+	smp_mb__after_atomic();
+	if (!sroce_req_has_new(qp))
+		return true;
+	atomic_andnot(SROCE_SQ_NEED_WAKEUP, flags);
+	return false;
+}
+
+static void sroce_exec_run(struct sroce_qp *qp)
+{
+	enum ib_qp_state state;
+	bool more;
+
+	lockdep_assert_held(&qp->mutex);
+	atomic_andnot(SROCE_SQ_NEED_WAKEUP, sroce_queue_flags(&qp->sq));
+
+	more = sroce_exec_rx_batch(qp);
+	if (test_and_clear_bit(SROCE_EXEC_TIMEOUT, &qp->events))
+		sroce_comp_timeout(qp);
+	if (test_and_clear_bit(SROCE_EXEC_RNR, &qp->events))
+		sroce_comp_rnr_done(qp);
+
+	state = READ_ONCE(qp->state);
+	if (state == IB_QPS_ERR) {
+		skb_queue_purge(&qp->rxq);
+		sroce_exec_flush(qp);
+		more = false;
+	} else if (state == IB_QPS_RTS) {
+		more |= sroce_req_run(qp, SROCE_EXEC_BUDGET);
+	} else if (state == IB_QPS_RESET) {
+		skb_queue_purge(&qp->rxq);
+		more = false;
+	}
+
+	if (more || !sroce_exec_idle(qp))
+		queue_work(sroce_wq, &qp->work);
+}
+
+static void sroce_exec_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, work);
+
+	mutex_lock(&qp->mutex);
+	sroce_exec_run(qp);
+	mutex_unlock(&qp->mutex);
+}
+
+/**
+ * sroce_exec_set_error - move the QP to the error state from the engine
+ * @qp: the QP; qp->mutex held
+ *
+ * The work item flushes both queues on its next pass.
+ */
+void sroce_exec_set_error(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->mutex);
+	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_ERR)
+		return;
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	sroce_exec_queue(qp);
+}
+
+/*
+ * Error state: every outstanding WQE completes with WR_FLUSH_ERR.  The RQ
+ * flag is set before the last look at the RQ producer so that a receive
+ * posted after it rings the doorbell (see SROCE_RQ_NEED_WAKEUP).
+ */
+void sroce_exec_flush(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->mutex);
+	sroce_req_stop_timers(qp);
+	atomic_or(SROCE_RQ_NEED_WAKEUP, sroce_queue_flags(&qp->rq));
+	smp_mb__after_atomic();
+	sroce_comp_flush(qp);
+	sroce_resp_flush(qp);
+}
+
+/*
+ * modify_qp changed the state (qp->mutex held): set the engine up for the
+ * new one.  RESET forgets every WQE without completing it, as the verbs
+ * say; RTR and RTS start the responder and requester at the PSNs just set.
+ */
+void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
+		       enum ib_qp_state next)
+{
+	lockdep_assert_held(&qp->mutex);
+	if (next == cur && next != IB_QPS_RTS)
+		return;
+	switch (next) {
+	case IB_QPS_RESET:
+		sroce_req_stop_timers(qp);
+		skb_queue_purge(&qp->rxq);
+		sroce_req_reset(qp);
+		sroce_resp_reset(qp);
+		atomic_andnot(SROCE_RQ_NEED_WAKEUP, sroce_queue_flags(&qp->rq));
+		break;
+	case IB_QPS_RTR:
+		if (cur != IB_QPS_RTR)
+			sroce_resp_start(qp);
+		break;
+	case IB_QPS_RTS:
+		if (cur == IB_QPS_RTR)
+			sroce_req_start(qp);
+		else
+			sroce_req_update(qp);
+		sroce_exec_queue(qp);
+		break;
+	case IB_QPS_ERR:
+		sroce_exec_queue(qp);
+		break;
+	default:
+		break;
+	}
+}
+
+int sroce_exec_qp_init(struct sroce_qp *qp)
+{
+	int err;
+
+	INIT_WORK(&qp->work, sroce_exec_work);
+	skb_queue_head_init(&qp->rxq);
+	spin_lock_init(&qp->post_lock);
+	qp->events = 0;
+	err = sroce_req_init(qp);
+	if (err)
+		return err;
+	err = sroce_resp_init(qp);
+	if (err)
+		sroce_req_cleanup(qp);
+	return err;
+}
+
+/* destroy_qp, after every lookup reference is gone; see the file head. */
+void sroce_exec_stop(struct sroce_qp *qp)
+{
+	set_bit(SROCE_EXEC_DYING, &qp->events);
+	cancel_work_sync(&qp->work);
+	sroce_req_shutdown_timers(qp);
+	cancel_work_sync(&qp->work);
+	skb_queue_purge(&qp->rxq);
+	sroce_resp_cleanup(qp);
+	sroce_req_cleanup(qp);
+}
+
+int sroce_exec_init(void)
+{
+	/* Storage ULPs (NVMe-oF, NFS/RDMA) run over sroce: reclaim-safe. */
+	sroce_wq = alloc_workqueue("sroce", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	return sroce_wq ? 0 : -ENOMEM;
+}
+
+void sroce_exec_exit(void)
+{
+	destroy_workqueue(sroce_wq);
 }

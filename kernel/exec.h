@@ -2,8 +2,17 @@
 #ifndef SROCE_EXEC_H
 #define SROCE_EXEC_H
 
+#include <rdma/ib_verbs.h>
+
 struct sk_buff;
 struct sroce_qp;
+
+/* Bits of sroce_qp.events. */
+enum sroce_exec_event {
+	SROCE_EXEC_DYING,	/* destroy started: nothing may queue the work */
+	SROCE_EXEC_TIMEOUT,	/* the retransmission timer expired */
+	SROCE_EXEC_RNR,		/* the RNR wait is over */
+};
 
 /*
  * Hand a received packet to its QP.  Callable from softirq.  The caller
@@ -14,5 +23,24 @@ struct sroce_qp;
  * header is still valid.
  */
 void sroce_exec_rx(struct sroce_qp *qp, struct sk_buff *skb);
+
+/* Wake the QP's work item; callable from any context. */
+void sroce_exec_kick(struct sroce_qp *qp);
+/* Set an event bit and wake the work item; callable from any context. */
+void sroce_exec_event(struct sroce_qp *qp, int bit);
+
+/* Engine-internal, qp->mutex held. */
+void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb);
+void sroce_exec_set_error(struct sroce_qp *qp);
+void sroce_exec_flush(struct sroce_qp *qp);
+
+/* QP control path. */
+int sroce_exec_qp_init(struct sroce_qp *qp);
+void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
+		       enum ib_qp_state next);
+void sroce_exec_stop(struct sroce_qp *qp);
+
+int sroce_exec_init(void);
+void sroce_exec_exit(void);
 
 #endif /* SROCE_EXEC_H */

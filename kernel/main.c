@@ -14,6 +14,7 @@
 
 #include "debugfs.h"
 #include "device.h"
+#include "exec.h"
 #include "version.h"
 
 static struct rdma_link_ops sroce_link_ops = {
@@ -26,13 +27,18 @@ static int __init sroce_init(void)
 	int err;
 
 	sroce_debugfs_init();
-	err = sroce_device_init();
+	err = sroce_exec_init();
 	if (err)
 		goto err_debugfs;
+	err = sroce_device_init();
+	if (err)
+		goto err_exec;
 	rdma_link_register(&sroce_link_ops);
 	pr_info("loaded, version %s (git %s)\n", SROCE_VERSION, SROCE_GIT);
 	return 0;
 
+err_exec:
+	sroce_exec_exit();
 err_debugfs:
 	sroce_debugfs_exit();
 	return err;
@@ -49,6 +55,7 @@ static void __exit sroce_exit(void)
 	rdma_link_unregister(&sroce_link_ops);
 	ib_unregister_driver(SROCE_DRIVER_ID);
 	sroce_device_exit();
+	sroce_exec_exit();
 	sroce_debugfs_exit();
 	pr_info("unloaded\n");
 }

@@ -2,8 +2,8 @@
 /*
  * Queue pairs: the control path (create, modify with the IB state machine,
  * query, destroy), the shared SQ and RQ rings, and finding a QP by number.
- * Only RC is implemented; work requests are not executed yet, so post_send
- * and post_recv refuse (see the end of the file).
+ * Only RC is implemented.  Work requests are posted in kernel/post.c and
+ * executed by the engine of kernel/exec.c.
  *
  * Rings.  Each QP has an SQ and an RQ ring (kernel/queue.h) of struct
  * sroce_send_wqe and struct sroce_recv_wqe slots; a user QP's rings are
@@ -51,6 +51,8 @@
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
+#include "exec.h"
+#include "post.h"
 #include "qp.h"
 #include "verbs.h"
 
@@ -108,6 +110,24 @@ struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
 		qp = ref->qp;
 	rcu_read_unlock();
 	return qp;
+}
+
+/*
+ * The QP with number qpn, without a reference, for filling in
+ * ib_wc.qp: a kernel consumer polls completions of QPs it has not
+ * destroyed, so the pointer stays valid as long as it is used.
+ */
+struct ib_qp *sroce_qp_find(struct sroce_dev *sdev, u32 qpn)
+{
+	struct sroce_qp_ref *ref;
+	struct ib_qp *ibqp = NULL;
+
+	rcu_read_lock();
+	ref = xa_load(&sdev->qp_xa, qpn);
+	if (ref)
+		ibqp = &ref->qp->ibqp;
+	rcu_read_unlock();
+	return ibqp;
 }
 
 /* Callable from any context; the last put lets a waiting destroy proceed. */
@@ -228,6 +248,10 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->user = udata;
 	mutex_init(&qp->mutex);
 	qp->state = IB_QPS_RESET;
+	qp->pmtu = ib_mtu_enum_to_int(IB_MTU_256);
+	err = sroce_exec_qp_init(qp);
+	if (err)
+		goto err_mutex;
 
 	if (udata) {
 		resp.sq_mmap_key = sroce_queue_mmap_key(&qp->sq);
@@ -242,17 +266,19 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		resp.max_inline_data = init->cap.max_inline_data;
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err)
-			goto err_cleanup_rq;
+			goto err_exec;
 	}
 
 	/* Publish last: a lookup never sees a half-built QP. */
 	err = xa_err(xa_store(&sdev->qp_xa, qpn, ref, GFP_KERNEL));
 	if (err)
-		goto err_cleanup_rq;
+		goto err_exec;
 	sroce_obj_get(SROCE_OBJ_QP);
 	return 0;
 
-err_cleanup_rq:
+err_exec:
+	sroce_exec_stop(qp);
+err_mutex:
 	mutex_destroy(&qp->mutex);
 	sroce_queue_cleanup(&qp->rq);
 err_cleanup_sq:
@@ -279,6 +305,7 @@ static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	sroce_qp_put(qp);
 	wait_for_completion(&ref->released);
 	kfree_rcu(ref, rcu);
+	sroce_exec_stop(qp);
 
 	sroce_queue_cleanup(&qp->rq);
 	sroce_queue_cleanup(&qp->sq);
@@ -391,8 +418,10 @@ static void sroce_qp_apply(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 {
 	lockdep_assert_held(&qp->mutex);
 
-	if (mask & IB_QP_PATH_MTU)
+	if (mask & IB_QP_PATH_MTU) {
 		qp->path_mtu = attr->path_mtu;
+		qp->pmtu = ib_mtu_enum_to_int(attr->path_mtu);
+	}
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
 	if (mask & IB_QP_RQ_PSN)
@@ -425,12 +454,13 @@ static void sroce_qp_apply(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 		qp->ah_attr.grh.sgid_attr = NULL;
 		swap(qp->av, *av);
 	}
-	/*
-	 * Entering RESET or ERR keeps the rings as they are: flushing the
-	 * outstanding WQEs is the data path's job.
-	 */
-	if (mask & IB_QP_STATE)
+	/* The engine resets, starts or flushes for the new state. */
+	if (mask & IB_QP_STATE) {
+		enum ib_qp_state cur = qp->state;
+
 		WRITE_ONCE(qp->state, attr->qp_state);
+		sroce_exec_modify(qp, cur, attr->qp_state);
+	}
 }
 
 static int sroce_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr,
@@ -521,33 +551,13 @@ static int sroce_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	return 0;
 }
 
-/*
- * No work request is executed before the data path exists, so none is
- * accepted: refusing keeps a consumer from waiting for completions that
- * would never come.  A user QP's doorbell (the POST_SEND command without
- * work requests) arrives here too and is refused the same way.
- */
-static int sroce_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			      const struct ib_send_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-static int sroce_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-			      const struct ib_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
 const struct ib_device_ops sroce_qp_ops = {
 	.create_qp = sroce_qp_create,
 	.modify_qp = sroce_qp_modify,
 	.query_qp = sroce_qp_query,
 	.destroy_qp = sroce_qp_destroy,
-	.post_send = sroce_qp_post_send,
-	.post_recv = sroce_qp_post_recv,
+	.post_send = sroce_post_send,
+	.post_recv = sroce_post_recv,
 
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 };

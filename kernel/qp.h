@@ -8,9 +8,17 @@
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
+#include "core/rc.h"
 #include "queue.h"
+
+/* Executed atomics kept for duplicate requests; max_dest_rd_atomic. */
+#define SROCE_RC_MAX_ATOMIC_RES 16
 
 struct sroce_dev;
 struct sroce_qp;
@@ -43,6 +51,81 @@ struct sroce_qp_av {
 	u8 hop_limit;
 	u8 traffic_class;
 	u32 flow_label;
+};
+
+/*
+ * The engine's view of one send WQE: what it copied and checked from the
+ * ring slot (the slot copy itself is in sroce_qp.sq_copy) and how far the
+ * WQE has got.  Indexed like the SQ ring.
+ */
+struct sroce_swqe {
+	u64 wr_id;
+	u64 length;			/* bytes of the message */
+	u32 first_psn;			/* PSNs [first_psn, first_psn + npkts) */
+	u32 npkts;
+	u8 msg;				/* enum sroce_rc_msg */
+	u8 wc_opcode;			/* enum ib_uverbs_wc_opcode value */
+	bool signaled;
+	bool solicited;
+	bool fence;
+	bool started;			/* its first packet went out */
+	u8 status;			/* enum sroce_wc_status once known */
+};
+
+/*
+ * Requester and completer state.  PSNs are 24-bit; WQE indices are the
+ * free-running counters of the SQ ring: [comp, fetched) were copied from
+ * the ring, [comp, cur) have been transmitted completely, cur is being
+ * transmitted from byte cur_off with PSN psn.
+ */
+struct sroce_req {
+	u32 comp;			/* oldest WQE not retired; our consumer */
+	u32 fetched;			/* next WQE to copy from the ring */
+	u32 cur;			/* WQE being transmitted */
+	u64 cur_off;			/* its next byte */
+	u32 psn;			/* PSN of the next packet */
+	u32 psn_assign;			/* first PSN of the next fetched WQE */
+	u32 snd_max;			/* one past the highest PSN sent */
+	u32 una;			/* oldest unacknowledged PSN */
+	u32 rd_atomic;			/* READ/atomic WQEs sent, not done */
+	u8 retry_left;
+	u8 rnr_left;
+	bool rnr_wait;			/* RNR NAK: wait for rnr_timer */
+	bool rewind_sent;		/* implicit NAK already acted upon */
+	unsigned long timeout_jiffies;	/* 0: no transport timer */
+	struct timer_list retrans_timer;
+	struct timer_list rnr_timer;
+};
+
+/* An executed atomic, kept to answer its duplicates (IBTA 9.9.5.1). */
+struct sroce_atomic_res {
+	u32 psn;
+	bool valid;
+	u64 orig;
+};
+
+/* Responder state. */
+struct sroce_resp {
+	struct sroce_rc_resp_state st;
+	u32 msn;			/* messages completed, 24 bits */
+	u32 rq_cons;			/* our RQ consumer */
+	bool have_rwqe;			/* a SEND is filling rwqe */
+	u64 rcv_off;			/* bytes of it received so far */
+	struct sroce_recv_wqe *rwqe;	/* copy of its slot */
+	u64 wr_va;			/* RDMA WRITE in progress */
+	u64 wr_left;
+	u64 wr_total;
+	u32 wr_rkey;
+	u64 rd_va;			/* RDMA READ being answered */
+	u64 rd_left;
+	u32 rd_rkey;
+	u32 rd_psn;			/* of the next response */
+	u32 rd_pkts;			/* responses left; 0: none */
+	bool rd_first;
+	bool ack_pending;		/* an executed packet asked for an ACK */
+	u32 ack_psn;
+	u8 atomic_next;
+	struct sroce_atomic_res atomics[SROCE_RC_MAX_ATOMIC_RES];
 };
 
 /*
@@ -80,6 +163,22 @@ struct sroce_qp {
 	u8 rnr_retry;
 	struct rdma_ah_attr ah_attr;	/* as set, for query; sgid_attr NULL */
 	struct sroce_qp_av av;		/* resolved; valid once ah_attr is */
+	u32 pmtu;			/* path MTU in bytes */
+
+	/*
+	 * Data path (kernel/exec.c).  The engine runs in one work item at a
+	 * time, under the mutex above, so everything below is owned by it
+	 * and by modify_qp, which holds the same mutex.  rxq and the kick
+	 * come from any context; post_lock serialises kernel posters.
+	 */
+	struct work_struct work;
+	struct sk_buff_head rxq;	/* received, not yet processed */
+	unsigned long events;		/* SROCE_EXEC_* bits, atomic */
+	spinlock_t post_lock;		/* kernel QP posters */
+	void *sq_copy;			/* private copies of fetched SQ slots */
+	struct sroce_swqe *swqe;	/* per SQ slot */
+	struct sroce_req req;
+	struct sroce_resp resp;
 };
 
 static inline struct sroce_qp *to_sroce_qp(struct ib_qp *ibqp)
@@ -88,6 +187,7 @@ static inline struct sroce_qp *to_sroce_qp(struct ib_qp *ibqp)
 }
 
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
+struct ib_qp *sroce_qp_find(struct sroce_dev *sdev, u32 qpn);
 void sroce_qp_put(struct sroce_qp *qp);
 
 void sroce_qp_dev_init(struct sroce_dev *sdev);

@@ -50,8 +50,9 @@ static int sroce_query_device(struct ib_device *ibdev,
 	attr->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	attr->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	attr->max_pkeys = SROCE_PKEY_TABLE_LEN;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	/* Lets "rdma link delete" remove the device. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RC completer: acts on ACKs, NAKs, READ responses and atomic ACKs, and
+ * retires send WQEs in order with their completions.
+ *
+ * The oldest unacknowledged PSN (req.una) is the whole acknowledgement
+ * state.  An ACK moves it over SEND and RDMA WRITE packets; READ and atomic
+ * WQEs are passed only by their own responses, which arrive in PSN order.
+ * An ACK that reaches beyond a READ whose responses have not all come means
+ * those responses were lost (IBTA 9.7.5.1.1, implicit NAK): transmission
+ * goes back to the first missing one.  A WQE retires once una has passed
+ * its last PSN; its completion is posted if it was signaled or failed.
+ *
+ * Retry counts are reloaded whenever una moves (forward progress); each
+ * timeout or sequence error NAK consumes one retry_cnt, each RNR NAK one
+ * rnr_retry.  Exhausting them fails the oldest WQE and the QP goes to the
+ * error state, flushing the rest.
+ */
+#include <linux/jiffies.h>
+#include <linux/spinlock.h>
+
+#include "comp.h"
+#include "cq.h"
+#include "debugfs.h"
+#include "exec.h"
+#include "qp.h"
+#include "req.h"
+#include "sgl.h"
+
+static void sroce_comp_cqe(struct sroce_qp *qp, struct sroce_swqe *w,
+			   enum sroce_wc_status status)
+{
+	struct sroce_cqe cqe = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = w->wc_opcode,
+		.byte_len = status == SROCE_WC_SUCCESS ? w->length : 0,
+		.qp_num = qp->ibqp.qp_num,
+		.port_num = 1,
+	};
+
+	if (sroce_cq_post(to_sroce_cq(qp->ibqp.send_cq), &cqe, false))
+		sroce_exec_set_error(qp);
+}
+
+/* The WQE's PSNs all lie before una. */
+static bool sroce_comp_wqe_acked(struct sroce_qp *qp, struct sroce_swqe *w)
+{
+	u32 end = sroce_psn_add(w->first_psn, w->npkts);
+
+	return w->started && sroce_psn_before_eq(end, qp->req.una) &&
+	       (u32)(qp->req.cur - qp->req.comp) > 0;
+}
+
+/**
+ * sroce_comp_retire - complete finished WQEs from the oldest on
+ * @qp: the QP; qp->mutex held
+ *
+ * A WQE that failed completes with its status and puts the QP in error;
+ * retiring stops there and the flush completes the rest.
+ */
+void sroce_comp_retire(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *w;
+	u32 old = req->comp;
+
+	while (req->comp != req->fetched) {
+		w = sroce_req_swqe(qp, req->comp);
+		if (w->status != SROCE_WC_SUCCESS) {
+			if (w->started && sroce_req_is_rd_atomic(w))
+				req->rd_atomic--;
+			sroce_comp_cqe(qp, w, w->status);
+			req->comp++;
+			if ((s32)(req->cur - req->comp) < 0) {
+				req->cur = req->comp;
+				req->cur_off = 0;
+			}
+			sroce_exec_set_error(qp);
+			break;
+		}
+		if (!sroce_comp_wqe_acked(qp, w))
+			break;
+		if (sroce_req_is_rd_atomic(w))
+			req->rd_atomic--;
+		if (w->signaled)
+			sroce_comp_cqe(qp, w, SROCE_WC_SUCCESS);
+		req->comp++;
+	}
+	if (req->comp != old)
+		sroce_queue_publish_consumer(&qp->sq, req->comp);
+}
+
+/* Fail the WQE at index idx (or the oldest, if it is earlier). */
+void sroce_comp_fail(struct sroce_qp *qp, u32 idx,
+		     enum sroce_wc_status status)
+{
+	struct sroce_swqe *w = sroce_req_swqe(qp, idx);
+
+	w->status = status;
+	sroce_req_stop_timers(qp);
+	sroce_comp_retire(qp);
+	sroce_exec_set_error(qp);
+}
+
+/* Index of the WQE whose PSNs hold psn, or req.cur if none does. */
+static u32 sroce_comp_find(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *w;
+	u32 i;
+
+	for (i = req->comp; i != req->cur; i++) {
+		w = sroce_req_swqe(qp, i);
+		if (sroce_psn_in_range(psn, w->first_psn, w->npkts))
+			return i;
+	}
+	/* cur may be part-way through its packets */
+	return req->cur;
+}
+
+/* una moved: reload the retry counts and restart the timer. */
+static void sroce_comp_progress(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	req->retry_left = qp->retry_cnt;
+	req->rnr_left = qp->rnr_retry;
+	req->rewind_sent = false;
+	if (req->una == req->snd_max)
+		del_timer(&req->retrans_timer);
+	else
+		sroce_req_arm_timer(qp);
+}
+
+/*
+ * Acknowledge everything up to and including psn, stopping at a READ or
+ * atomic WQE that still waits for its responses.  Returns false if the ACK
+ * went past such a WQE (its responses were lost).
+ */
+static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+	u32 end = sroce_psn_add(psn, 1);
+	struct sroce_swqe *w;
+	u32 i, last;
+
+	for (i = req->comp; i != req->cur + 1 && i != req->fetched; i++) {
+		if (!sroce_psn_before(req->una, end))
+			break;
+		w = sroce_req_swqe(qp, i);
+		if (!w->started)
+			break;
+		last = sroce_psn_add(w->first_psn, w->npkts);
+		if (sroce_psn_before_eq(last, req->una))
+			continue;
+		if (sroce_req_is_rd_atomic(w))
+			return false;
+		req->una = sroce_psn_before(end, last) ? end : last;
+	}
+	return true;
+}
+
+static void sroce_comp_retry(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (!sroce_rc_retry_consume(&req->retry_left, false)) {
+		sroce_comp_fail(qp, sroce_comp_find(qp, req->una),
+				SROCE_WC_RETRY_EXC_ERR);
+		return;
+	}
+	sroce_req_rewind(qp, psn);
+	sroce_req_arm_timer(qp);
+}
+
+/* An ACK went past a READ/atomic: go back to its first missing PSN once. */
+static void sroce_comp_implicit_nak(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (req->rewind_sent)
+		return;
+	req->rewind_sent = true;
+	sroce_req_rewind(qp, req->una);
+}
+
+static void sroce_comp_advance(struct sroce_qp *qp, u32 acked_psn)
+{
+	u32 una = qp->req.una;
+
+	if (!sroce_comp_ack_through(qp, acked_psn))
+		sroce_comp_implicit_nak(qp);
+	if (qp->req.una != una) {
+		sroce_comp_progress(qp);
+		sroce_comp_retire(qp);
+	}
+}
+
+static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_rc_ack *a)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (!sroce_rc_retry_consume(&req->rnr_left, true)) {
+		sroce_comp_fail(qp, sroce_comp_find(qp, a->psn),
+				SROCE_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	sroce_req_rewind(qp, a->psn);
+	req->rnr_wait = true;
+	del_timer(&req->retrans_timer);
+	mod_timer(&req->rnr_timer,
+		  jiffies + max(usecs_to_jiffies(a->rnr_us), 1UL));
+}
+
+static void sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_rc_ack a;
+
+	sroce_rc_ack_decide(req->una, req->snd_max, pkt->bth.psn,
+			    pkt->aeth.syndrome, &a);
+	if (a.action == SROCE_RC_ACK_STALE) {
+		sroce_drop_count(SROCE_DROP_STALE);
+		return;
+	}
+	if (a.acked)
+		sroce_comp_advance(qp, a.acked_psn);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		return;
+
+	switch (a.action) {
+	case SROCE_RC_ACK_RETRY:
+		if (req->una == a.psn)
+			sroce_comp_retry(qp, a.psn);
+		break;
+	case SROCE_RC_ACK_RNR:
+		if (req->una == a.psn)
+			sroce_comp_rnr(qp, &a);
+		break;
+	case SROCE_RC_ACK_ERROR:
+		sroce_comp_fail(qp, sroce_comp_find(qp, a.psn), a.status);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * A response for psn: everything before it is implicitly acknowledged;
+ * return the WQE it answers, or NULL if it is a duplicate, out of order
+ * or does not answer a READ/atomic.
+ */
+static struct sroce_swqe *sroce_comp_response_wqe(struct sroce_qp *qp,
+						  u32 psn, u32 *idx)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *w;
+
+	if (!sroce_psn_in_range(psn, req->una, sroce_psn_sub(req->snd_max,
+							     req->una)))
+		return NULL;
+	if (psn != req->una) {
+		sroce_comp_advance(qp, sroce_psn_sub(psn, 1));
+		if (psn != req->una) {
+			/* an earlier response is missing */
+			sroce_comp_implicit_nak(qp);
+			return NULL;
+		}
+	}
+	*idx = sroce_comp_find(qp, psn);
+	w = sroce_req_swqe(qp, *idx);
+	if (*idx == req->cur && !w->started)
+		return NULL;
+	return sroce_req_is_rd_atomic(w) ? w : NULL;
+}
+
+static void sroce_comp_read_resp(struct sroce_qp *qp,
+				 const struct sk_buff *skb,
+				 const struct sroce_pkt *pkt)
+{
+	struct sroce_req *req = &qp->req;
+	u32 psn = pkt->bth.psn, idx, expect;
+	enum sroce_wc_status status;
+	struct sroce_send_wqe *wqe;
+	struct sroce_swqe *w;
+	u64 off;
+
+	w = sroce_comp_response_wqe(qp, psn, &idx);
+	if (!w || w->msg != SROCE_RC_MSG_READ) {
+		sroce_drop_count(SROCE_DROP_STALE);
+		return;
+	}
+	off = (u64)sroce_psn_sub(psn, w->first_psn) * qp->pmtu;
+	expect = min_t(u64, w->length - off, qp->pmtu);
+	if (pkt->payload_len != expect ||
+	    !!(pkt->op->flags & SROCE_OPF_LAST) != (off + expect == w->length)) {
+		sroce_comp_fail(qp, idx, SROCE_WC_BAD_RESP_ERR);
+		return;
+	}
+	wqe = sroce_req_wqe(qp, idx);
+	status = sroce_sgl_copy(qp, (const struct sroce_sge *)(wqe + 1),
+				wqe->num_sge, off,
+				skb->data + pkt->payload_off, expect,
+				SROCE_MR_TO_MR);
+	if (status != SROCE_WC_SUCCESS) {
+		sroce_comp_fail(qp, idx, status);
+		return;
+	}
+	req->una = sroce_psn_add(psn, 1);
+	sroce_comp_progress(qp);
+	sroce_comp_retire(qp);
+}
+
+static void sroce_comp_atomic_ack(struct sroce_qp *qp,
+				  const struct sroce_pkt *pkt)
+{
+	struct sroce_req *req = &qp->req;
+	enum sroce_wc_status status;
+	struct sroce_send_wqe *wqe;
+	struct sroce_swqe *w;
+	u64 orig = pkt->atomic_orig;
+	u32 idx;
+
+	w = sroce_comp_response_wqe(qp, pkt->bth.psn, &idx);
+	if (!w || w->msg == SROCE_RC_MSG_READ) {
+		sroce_drop_count(SROCE_DROP_STALE);
+		return;
+	}
+	wqe = sroce_req_wqe(qp, idx);
+	status = sroce_sgl_copy(qp, (const struct sroce_sge *)(wqe + 1),
+				wqe->num_sge, 0, &orig, sizeof(orig),
+				SROCE_MR_TO_MR);
+	if (status != SROCE_WC_SUCCESS) {
+		sroce_comp_fail(qp, idx, status);
+		return;
+	}
+	req->una = sroce_psn_add(pkt->bth.psn, 1);
+	sroce_comp_progress(qp);
+	sroce_comp_retire(qp);
+}
+
+void sroce_comp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
+		       const struct sroce_pkt *pkt)
+{
+	lockdep_assert_held(&qp->mutex);
+	switch (pkt->op->kind) {
+	case SROCE_KIND_ACK:
+		sroce_comp_ack(qp, pkt);
+		break;
+	case SROCE_KIND_READ_RESP:
+		sroce_comp_read_resp(qp, skb, pkt);
+		break;
+	case SROCE_KIND_ATOMIC_ACK:
+		sroce_comp_atomic_ack(qp, pkt);
+		break;
+	default:
+		sroce_drop_count(SROCE_DROP_STALE);
+		break;
+	}
+}
+
+/* The transport timer fired: go back to the oldest unacknowledged PSN. */
+void sroce_comp_timeout(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->mutex);
+	if (READ_ONCE(qp->state) != IB_QPS_RTS || req->una == req->snd_max ||
+	    req->rnr_wait || timer_pending(&req->retrans_timer))
+		return;
+	sroce_comp_retry(qp, req->una);
+}
+
+void sroce_comp_rnr_done(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->mutex);
+	if (timer_pending(&qp->req.rnr_timer))
+		return;
+	qp->req.rnr_wait = false;
+}
+
+/* Error state: every WQE not yet completed ends with WR_FLUSH_ERR. */
+void sroce_comp_flush(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *w;
+
+	lockdep_assert_held(&qp->mutex);
+	for (;;) {
+		if (req->comp == req->fetched && !sroce_req_fetch(qp))
+			break;
+		w = sroce_req_swqe(qp, req->comp);
+		sroce_comp_cqe(qp, w, SROCE_WC_WR_FLUSH_ERR);
+		req->comp++;
+	}
+	req->cur = req->comp;
+	req->cur_off = 0;
+	req->rd_atomic = 0;
+	sroce_queue_publish_consumer(&qp->sq, req->comp);
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SROCE_COMP_H
+#define SROCE_COMP_H
+
+#include <linux/types.h>
+
+#include "core/pkt.h"
+#include "core/rc.h"
+
+struct sk_buff;
+struct sroce_qp;
+
+void sroce_comp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
+		       const struct sroce_pkt *pkt);
+void sroce_comp_retire(struct sroce_qp *qp);
+void sroce_comp_fail(struct sroce_qp *qp, u32 idx,
+		     enum sroce_wc_status status);
+void sroce_comp_timeout(struct sroce_qp *qp);
+void sroce_comp_rnr_done(struct sroce_qp *qp);
+void sroce_comp_flush(struct sroce_qp *qp);
+
+#endif /* SROCE_COMP_H */

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * post_send and post_recv.
+ *
+ * A user QP's provider writes WQEs straight into the mapped rings; the only
+ * thing that reaches these ops for it is the doorbell, a POST_SEND or
+ * POST_RECV command without work requests (SROCE_SQ_NEED_WAKEUP and
+ * SROCE_RQ_NEED_WAKEUP in the uapi header), which wakes the QP's work item.
+ *
+ * A kernel consumer's work requests are written here into the same ring
+ * format, so the engine has one input for both.  Kernel ULPs post from any
+ * context, completion handlers in softirq or hard interrupt included, hence
+ * the spinlock with interrupts disabled; it serialises posters, and the
+ * engine reads the producer with an acquire load as it does for a provider.
+ */
+#include <linux/spinlock.h>
+#include <rdma/ib_verbs.h>
+
+#include "exec.h"
+#include "post.h"
+#include "qp.h"
+
+#define SROCE_POST_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED | \
+				 IB_SEND_SOLICITED | IB_SEND_INLINE)
+
+/* A free slot of a kernel QP's ring at its producer, or NULL if full. */
+static void *sroce_post_slot(struct sroce_queue *q)
+{
+	u32 producer = READ_ONCE(q->hdr->producer);
+
+	if (!sroce_ring_free(producer, sroce_queue_peer_consumer(q),
+			     q->num_slots))
+		return NULL;
+	return sroce_queue_slot(q, producer);
+}
+
+static void sroce_post_publish(struct sroce_queue *q)
+{
+	sroce_queue_publish_producer(q, READ_ONCE(q->hdr->producer) + 1);
+}
+
+static int sroce_post_inline(struct sroce_qp *qp, const struct ib_send_wr *wr,
+			     struct sroce_send_wqe *wqe)
+{
+	u8 *dst = (u8 *)(wqe + 1);
+	u32 total = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > qp->cap.max_inline_data - total)
+			return -EINVAL;
+		memcpy(dst + total, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		total += wr->sg_list[i].length;
+	}
+	wqe->inline_len = total;
+	wqe->num_sge = 0;
+	return 0;
+}
+
+static int sroce_post_wr_fields(const struct ib_send_wr *wr,
+				struct sroce_send_wqe *wqe)
+{
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		return 0;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		wqe->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->wr.rdma.rkey = rdma_wr(wr)->rkey;
+		return 0;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		wqe->wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		wqe->wr.atomic.swap = atomic_wr(wr)->swap;
+		wqe->wr.atomic.rkey = atomic_wr(wr)->rkey;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int sroce_post_send_one(struct sroce_qp *qp,
+			       const struct ib_send_wr *wr)
+{
+	struct sroce_send_wqe *wqe = sroce_post_slot(&qp->sq);
+	struct sroce_sge *sge;
+	int i, err;
+
+	if (!wqe)
+		return -ENOMEM;
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode;
+	wqe->send_flags = wr->send_flags & SROCE_POST_SEND_FLAGS;
+	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		wqe->ex = (__force u32)wr->ex.imm_data;
+	err = sroce_post_wr_fields(wr, wqe);
+	if (err)
+		return err;
+	if (wr->send_flags & IB_SEND_INLINE) {
+		err = sroce_post_inline(qp, wr, wqe);
+		if (err)
+			return err;
+	} else {
+		if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
+			return -EINVAL;
+		sge = (struct sroce_sge *)(wqe + 1);
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		wqe->num_sge = wr->num_sge;
+	}
+	sroce_post_publish(&qp->sq);
+	return 0;
+}
+
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+	unsigned long flags;
+	int err = 0;
+
+	if (qp->user) {
+		/* user WQEs travel through the ring, never through here */
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		sroce_exec_kick(qp);
+		return 0;
+	}
+	if (READ_ONCE(qp->state) < IB_QPS_RTS) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->post_lock, flags);
+	for (; wr; wr = wr->next) {
+		err = sroce_post_send_one(qp, wr);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->post_lock, flags);
+	sroce_exec_kick(qp);
+	return err;
+}
+
+static int sroce_post_recv_one(struct sroce_qp *qp,
+			       const struct ib_recv_wr *wr)
+{
+	struct sroce_recv_wqe *wqe = sroce_post_slot(&qp->rq);
+	struct sroce_sge *sge;
+	int i;
+
+	if (!wqe)
+		return -ENOMEM;
+	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_recv_sge)
+		return -EINVAL;
+	wqe->wr_id = wr->wr_id;
+	wqe->num_sge = wr->num_sge;
+	wqe->reserved = 0;
+	sge = (struct sroce_sge *)(wqe + 1);
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	sroce_post_publish(&qp->rq);
+	return 0;
+}
+
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+	unsigned long flags;
+	int err = 0;
+
+	if (qp->user) {
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		sroce_exec_kick(qp);
+		return 0;
+	}
+	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->post_lock, flags);
+	for (; wr; wr = wr->next) {
+		err = sroce_post_recv_one(qp, wr);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->post_lock, flags);
+	/* receives are consumed by arriving packets, except in ERR */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		sroce_exec_kick(qp);
+	return err;
+}

@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RC requester: turns send WQEs into request packets.
+ *
+ * WQEs are copied out of the SQ ring when fetched (sroce_req_fetch()), so
+ * a provider rewriting a slot later cannot change a message half-way; the
+ * copy is checked once and the engine reads only the copy.  PSNs are given
+ * to a WQE at fetch time, one per packet (an RDMA READ takes one per
+ * response packet).
+ *
+ * Flow control: at most SROCE_REQ_WINDOW PSNs are outstanding, at most
+ * max_rd_atomic READ/atomic WQEs are in flight, and a fenced WQE waits for
+ * every earlier READ/atomic to complete.  Recovery is go-back-N:
+ * sroce_req_rewind() restarts transmission at a PSN, in the middle of a
+ * message if need be (a READ is requested again for its missing part).
+ * The transport timer runs while PSNs are outstanding and is restarted by
+ * every acknowledgement that makes progress (kernel/comp.c).
+ */
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "comp.h"
+#include "exec.h"
+#include "qp.h"
+#include "req.h"
+#include "sgl.h"
+#include "tx.h"
+
+#define SROCE_REQ_WINDOW	256	/* outstanding PSNs */
+#define SROCE_REQ_ACK_EVERY	64	/* AckReq at least this often */
+
+struct sroce_send_wqe *sroce_req_wqe(struct sroce_qp *qp, u32 idx)
+{
+	u32 slot = sroce_ring_slot(idx, qp->sq.num_slots);
+
+	return qp->sq_copy + ((size_t)slot << qp->sq.slot_shift);
+}
+
+struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 idx)
+{
+	return &qp->swqe[sroce_ring_slot(idx, qp->sq.num_slots)];
+}
+
+bool sroce_req_is_rd_atomic(const struct sroce_swqe *w)
+{
+	return w->msg == SROCE_RC_MSG_READ || w->msg == SROCE_RC_MSG_CMP_SWAP ||
+	       w->msg == SROCE_RC_MSG_FETCH_ADD;
+}
+
+static void sroce_req_retrans_timer(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, req.retrans_timer);
+
+	sroce_exec_event(qp, SROCE_EXEC_TIMEOUT);
+}
+
+static void sroce_req_rnr_timer(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, req.rnr_timer);
+
+	sroce_exec_event(qp, SROCE_EXEC_RNR);
+}
+
+int sroce_req_init(struct sroce_qp *qp)
+{
+	qp->sq_copy = vmalloc((size_t)qp->sq.num_slots << qp->sq.slot_shift);
+	if (!qp->sq_copy)
+		return -ENOMEM;
+	qp->swqe = kvcalloc(qp->sq.num_slots, sizeof(*qp->swqe), GFP_KERNEL);
+	if (!qp->swqe) {
+		vfree(qp->sq_copy);
+		return -ENOMEM;
+	}
+	timer_setup(&qp->req.retrans_timer, sroce_req_retrans_timer, 0);
+	timer_setup(&qp->req.rnr_timer, sroce_req_rnr_timer, 0);
+	return 0;
+}
+
+void sroce_req_cleanup(struct sroce_qp *qp)
+{
+	kvfree(qp->swqe);
+	vfree(qp->sq_copy);
+}
+
+/* Timer callbacks only set a bit and queue the work: no sync needed. */
+void sroce_req_stop_timers(struct sroce_qp *qp)
+{
+	del_timer(&qp->req.retrans_timer);
+	del_timer(&qp->req.rnr_timer);
+	qp->req.rnr_wait = false;
+}
+
+/* destroy_qp: SROCE_EXEC_DYING is set, so a running callback is harmless. */
+void sroce_req_shutdown_timers(struct sroce_qp *qp)
+{
+	del_timer_sync(&qp->req.retrans_timer);
+	del_timer_sync(&qp->req.rnr_timer);
+}
+
+/* RESET: forget every WQE posted so far, without completions. */
+void sroce_req_reset(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	u32 producer = sroce_queue_peer_producer(&qp->sq);
+
+	lockdep_assert_held(&qp->mutex);
+	if (!sroce_ring_valid(producer, req->comp, qp->sq.num_slots))
+		producer = req->comp;
+	req->comp = producer;
+	req->fetched = producer;
+	req->cur = producer;
+	req->cur_off = 0;
+	req->rd_atomic = 0;
+	req->rnr_wait = false;
+	sroce_queue_publish_consumer(&qp->sq, producer);
+}
+
+static void sroce_req_load_limits(struct sroce_qp *qp)
+{
+	u64 us = sroce_rc_timeout_us(qp->timeout);
+
+	qp->req.retry_left = qp->retry_cnt;
+	qp->req.rnr_left = qp->rnr_retry;
+	qp->req.timeout_jiffies = us ? max(usecs_to_jiffies(us), 1UL) : 0;
+}
+
+/* RTR -> RTS: the first PSN is the sq_psn just set. */
+void sroce_req_start(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->mutex);
+	req->psn = qp->sq_psn;
+	req->psn_assign = qp->sq_psn;
+	req->snd_max = qp->sq_psn;
+	req->una = qp->sq_psn;
+	sroce_req_load_limits(qp);
+}
+
+/* A modify in RTS (or back from SQD) may change timeout and retry counts. */
+void sroce_req_update(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->mutex);
+	sroce_req_load_limits(qp);
+}
+
+/* WQEs posted but not fetched; 0 if the producer makes no sense. */
+static u32 sroce_req_pending(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	u32 producer = sroce_queue_peer_producer(&qp->sq);
+	u32 used = sroce_ring_used(producer, req->comp, qp->sq.num_slots);
+	u32 have = req->fetched - req->comp;
+
+	return used > have ? used - have : 0;
+}
+
+bool sroce_req_has_new(struct sroce_qp *qp)
+{
+	return sroce_req_pending(qp) != 0;
+}
+
+static int sroce_req_msg(u32 opcode, u8 *wc_opcode)
+{
+	switch (opcode) {
+	case IB_UVERBS_WR_SEND:
+		*wc_opcode = IB_UVERBS_WC_SEND;
+		return SROCE_RC_MSG_SEND;
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		*wc_opcode = IB_UVERBS_WC_SEND;
+		return SROCE_RC_MSG_SEND_IMM;
+	case IB_UVERBS_WR_RDMA_WRITE:
+		*wc_opcode = IB_UVERBS_WC_RDMA_WRITE;
+		return SROCE_RC_MSG_WRITE;
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		*wc_opcode = IB_UVERBS_WC_RDMA_WRITE;
+		return SROCE_RC_MSG_WRITE_IMM;
+	case IB_UVERBS_WR_RDMA_READ:
+		*wc_opcode = IB_UVERBS_WC_RDMA_READ;
+		return SROCE_RC_MSG_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		*wc_opcode = IB_UVERBS_WC_COMP_SWAP;
+		return SROCE_RC_MSG_CMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		*wc_opcode = IB_UVERBS_WC_FETCH_ADD;
+		return SROCE_RC_MSG_FETCH_ADD;
+	default:
+		*wc_opcode = IB_UVERBS_WC_SEND;
+		return -1;
+	}
+}
+
+/* Check a copied WQE; returns the completion status it deserves. */
+static enum sroce_wc_status sroce_req_check(struct sroce_qp *qp,
+					    const struct sroce_send_wqe *wqe,
+					    struct sroce_swqe *w)
+{
+	size_t room = BIT(qp->sq.slot_shift) - sizeof(*wqe);
+	bool overflow;
+	int msg;
+
+	msg = sroce_req_msg(wqe->opcode, &w->wc_opcode);
+	if (msg < 0)
+		return SROCE_WC_LOC_QP_OP_ERR;
+	w->msg = msg;
+	if (wqe->send_flags & IB_SEND_INLINE) {
+		if (msg > SROCE_RC_MSG_WRITE_IMM ||
+		    wqe->inline_len > qp->cap.max_inline_data ||
+		    wqe->inline_len > room)
+			return SROCE_WC_LOC_QP_OP_ERR;
+		w->length = wqe->inline_len;
+		return SROCE_WC_SUCCESS;
+	}
+	if (wqe->num_sge > qp->cap.max_send_sge ||
+	    wqe->num_sge * sizeof(struct sroce_sge) > room)
+		return SROCE_WC_LOC_QP_OP_ERR;
+	w->length = sroce_sgl_length((const struct sroce_sge *)(wqe + 1),
+				     wqe->num_sge, &overflow);
+	if (overflow)
+		return SROCE_WC_LOC_LEN_ERR;
+	if ((msg == SROCE_RC_MSG_CMP_SWAP || msg == SROCE_RC_MSG_FETCH_ADD) &&
+	    w->length != sizeof(u64))
+		return SROCE_WC_LOC_LEN_ERR;
+	return SROCE_WC_SUCCESS;
+}
+
+/* Copy the next posted WQE out of the ring; false if there is none. */
+bool sroce_req_fetch(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_send_wqe *wqe;
+	struct sroce_swqe *w;
+
+	if (!sroce_req_pending(qp))
+		return false;
+	wqe = sroce_req_wqe(qp, req->fetched);
+	memcpy(wqe, sroce_queue_slot(&qp->sq, req->fetched),
+	       BIT(qp->sq.slot_shift));
+	w = sroce_req_swqe(qp, req->fetched);
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wqe->wr_id;
+	w->signaled = (wqe->send_flags & IB_SEND_SIGNALED) ||
+		      qp->sq_sig_type == IB_SIGNAL_ALL_WR;
+	w->solicited = wqe->send_flags & IB_SEND_SOLICITED;
+	w->fence = wqe->send_flags & IB_SEND_FENCE;
+	w->status = sroce_req_check(qp, wqe, w);
+	if (w->status == SROCE_WC_SUCCESS) {
+		w->npkts = w->msg == SROCE_RC_MSG_CMP_SWAP ||
+			   w->msg == SROCE_RC_MSG_FETCH_ADD ?
+			   1 : sroce_rc_npkts(w->length, qp->pmtu);
+		w->first_psn = req->psn_assign;
+		req->psn_assign = sroce_psn_add(req->psn_assign, w->npkts);
+	}
+	req->fetched++;
+	return true;
+}
+
+void sroce_req_arm_timer(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (req->timeout_jiffies && req->una != req->snd_max)
+		mod_timer(&req->retrans_timer, jiffies + req->timeout_jiffies);
+}
+
+/* Restart transmission at psn, which lies in [una, snd_max). */
+void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *w;
+	u32 i, n;
+
+	lockdep_assert_held(&qp->mutex);
+	for (i = req->comp; i != req->fetched; i++) {
+		w = sroce_req_swqe(qp, i);
+		if (w->status != SROCE_WC_SUCCESS || !w->started)
+			break;
+		if (!sroce_psn_in_range(psn, w->first_psn, w->npkts))
+			continue;
+		n = sroce_psn_sub(psn, w->first_psn);
+		req->cur = i;
+		req->cur_off = (u64)n * qp->pmtu;
+		if (req->cur_off > w->length)
+			req->cur_off = w->length;
+		req->psn = psn;
+		return;
+	}
+}
+
+/* Can the WQE at cur send its next packet now? */
+static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *w)
+{
+	struct sroce_req *req = &qp->req;
+	u32 max_rd = max_t(u32, qp->max_rd_atomic, 1);
+
+	if (req->rnr_wait)
+		return false;
+	if (sroce_psn_diff(req->psn, req->una) >= SROCE_REQ_WINDOW)
+		return false;
+	if (w->started)
+		return true;
+	if (w->fence && req->rd_atomic)
+		return false;
+	return !sroce_req_is_rd_atomic(w) || req->rd_atomic < max_rd;
+}
+
+static void sroce_req_put_reth(struct sroce_tx *tx,
+			       const struct sroce_send_wqe *wqe, u64 off,
+			       u64 len)
+{
+	struct sroce_reth reth = {
+		.va = wqe->wr.rdma.remote_addr + off,
+		.rkey = wqe->wr.rdma.rkey,
+		.dma_len = len,
+	};
+
+	sroce_hdr_reth_encode(sroce_tx_ext(tx, SROCE_EXT_RETH), &reth);
+}
+
+static void sroce_req_put_atomic(struct sroce_tx *tx,
+				 const struct sroce_send_wqe *wqe, bool cas)
+{
+	struct sroce_atomic_eth ae = {
+		.va = wqe->wr.atomic.remote_addr,
+		.rkey = wqe->wr.atomic.rkey,
+		.swap_add = cas ? wqe->wr.atomic.swap : wqe->wr.atomic.compare_add,
+		.compare = cas ? wqe->wr.atomic.compare_add : 0,
+	};
+
+	sroce_hdr_atomic_eth_encode(sroce_tx_ext(tx, SROCE_EXT_ATOMIC_ETH), &ae);
+}
+
+/* Payload bytes of the next packet and whether it ends the message. */
+static u32 sroce_req_seg(struct sroce_qp *qp, struct sroce_swqe *w,
+			 bool *last)
+{
+	u64 left = w->length - qp->req.cur_off;
+	u32 len;
+
+	if (sroce_req_is_rd_atomic(w)) {
+		*last = true;
+		return 0;
+	}
+	len = min_t(u64, left, qp->pmtu);
+	*last = len == left;
+	return len;
+}
+
+static enum sroce_wc_status sroce_req_fill(struct sroce_qp *qp,
+					   struct sroce_tx *tx,
+					   const struct sroce_send_wqe *wqe,
+					   struct sroce_swqe *w, u32 len)
+{
+	u64 off = qp->req.cur_off;
+
+	if (tx->op->hdrs & SROCE_HDR_RETH)
+		sroce_req_put_reth(tx, wqe, off,
+				   w->msg == SROCE_RC_MSG_READ ?
+				   w->length - off : w->length);
+	if (tx->op->hdrs & SROCE_HDR_ATOMIC_ETH)
+		sroce_req_put_atomic(tx, wqe, w->msg == SROCE_RC_MSG_CMP_SWAP);
+	if (tx->op->hdrs & SROCE_HDR_IMMDT)
+		sroce_hdr_immdt_encode(sroce_tx_ext(tx, SROCE_EXT_IMMDT),
+				       be32_to_cpu((__force __be32)wqe->ex));
+	if (tx->op->hdrs & SROCE_HDR_IETH)
+		sroce_hdr_ieth_encode(sroce_tx_ext(tx, SROCE_EXT_IETH), wqe->ex);
+	if (!len)
+		return SROCE_WC_SUCCESS;
+	if (wqe->send_flags & IB_SEND_INLINE) {
+		memcpy(tx->payload, (const u8 *)(wqe + 1) + off, len);
+		return SROCE_WC_SUCCESS;
+	}
+	return sroce_sgl_copy(qp, (const struct sroce_sge *)(wqe + 1),
+			      wqe->num_sge, off, tx->payload, len,
+			      SROCE_MR_FROM_MR);
+}
+
+/* Move past the packet just built. */
+static void sroce_req_advance(struct sroce_qp *qp, struct sroce_swqe *w,
+			      u32 len, bool last)
+{
+	struct sroce_req *req = &qp->req;
+	u32 n = 1;
+
+	if (w->msg == SROCE_RC_MSG_READ)
+		n = sroce_rc_npkts(w->length - req->cur_off, qp->pmtu);
+	if (!w->started && sroce_req_is_rd_atomic(w))
+		req->rd_atomic++;
+	w->started = true;
+	req->psn = sroce_psn_add(req->psn, n);
+	if (sroce_psn_after(req->psn, req->snd_max))
+		req->snd_max = req->psn;
+	req->cur_off += len;
+	if (last) {
+		req->cur++;
+		req->cur_off = 0;
+	}
+}
+
+/*
+ * Build and send the next packet of WQE cur.  A local protection or length
+ * fault fails the WQE; a packet the network refused is simply lost and
+ * recovered by the transport timer like any other.
+ */
+static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_swqe *w)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_send_wqe *wqe = sroce_req_wqe(qp, req->cur);
+	enum sroce_wc_status status;
+	struct sroce_tx tx;
+	bool first = req->cur_off == 0, last;
+	u32 len = sroce_req_seg(qp, w, &last);
+	u32 pkt = sroce_psn_sub(req->psn, w->first_psn);
+	bool ack_req = last || pkt % SROCE_REQ_ACK_EVERY ==
+			       SROCE_REQ_ACK_EVERY - 1;
+	u8 opcode = sroce_rc_req_opcode(w->msg, first, last);
+	int err;
+
+	err = sroce_tx_start(qp, &tx, opcode, req->psn, len, ack_req,
+			     last && w->solicited);
+	if (err)
+		return err;
+	status = sroce_req_fill(qp, &tx, wqe, w, len);
+	if (status != SROCE_WC_SUCCESS) {
+		sroce_tx_abort(&tx);
+		sroce_comp_fail(qp, req->cur, status);
+		return -EIO;
+	}
+	sroce_req_advance(qp, w, len, last);
+	sroce_tx_send(qp, &tx);
+	if (req->timeout_jiffies && !timer_pending(&req->retrans_timer))
+		mod_timer(&req->retrans_timer, jiffies + req->timeout_jiffies);
+	return 0;
+}
+
+/**
+ * sroce_req_run - transmit what the SQ and the windows allow
+ * @qp: the QP, in RTS; qp->mutex held
+ * @budget: most packets to send in this call
+ *
+ * Return: true if the budget ran out with packets still ready to go.
+ */
+bool sroce_req_run(struct sroce_qp *qp, int budget)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *w;
+
+	lockdep_assert_held(&qp->mutex);
+	while (budget > 0) {
+		if (req->cur == req->fetched && !sroce_req_fetch(qp))
+			return false;
+		w = sroce_req_swqe(qp, req->cur);
+		if (w->status != SROCE_WC_SUCCESS) {
+			/* completes in order once earlier WQEs are done */
+			sroce_comp_retire(qp);
+			return false;
+		}
+		if (!sroce_req_may_send(qp, w))
+			return false;
+		if (sroce_req_send_one(qp, w))
+			return false;
+		budget--;
+	}
+	return true;
+}

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RC responder: executes incoming requests and answers them.
+ *
+ * sroce_rc_resp_decide() (kernel/core/rc.c) classifies each request; here
+ * the expected ones are carried out against memory and the RQ:
+ *  - SEND fills the receive WQE taken from the RQ at its first packet (an
+ *    empty RQ gets an RNR NAK and the PSN does not move);
+ *  - RDMA WRITE checks the R_Key once per packet, so a region deregistered
+ *    mid-message stops the write at that packet;
+ *  - RDMA READ answers with response packets read from the region, at most
+ *    SROCE_RESP_READ_BURST per pass so that a large read cannot flood the
+ *    transmit queue; requests behind it wait (responses go out in order);
+ *  - atomics run under one device-wide lock (IB_ATOMIC_HCA) and their
+ *    results are kept for duplicates, which get the saved answer instead of
+ *    being executed twice.
+ * Duplicates of SENDs and WRITEs are acknowledged again, duplicate READs are
+ * answered again from memory.  ACKs are coalesced: one per batch of packets,
+ * for the last one that asked (see kernel/exec.c).
+ *
+ * Errors follow IBTA 9.9.3: an invalid request or access violation gets a
+ * NAK and puts the QP in the error state; a local problem with the receive
+ * WQE (too small, bad lkey) completes that WQE in error too.
+ */
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+
+#include "cq.h"
+#include "debugfs.h"
+#include "device.h"
+#include "exec.h"
+#include "mr.h"
+#include "qp.h"
+#include "resp.h"
+#include "sgl.h"
+#include "tx.h"
+
+#define SROCE_RESP_READ_BURST	64
+
+/* Atomics of every QP are atomic with respect to each other. */
+static DEFINE_SPINLOCK(sroce_resp_atomic_lock);
+
+int sroce_resp_init(struct sroce_qp *qp)
+{
+	qp->resp.rwqe = kmalloc(BIT(qp->rq.slot_shift), GFP_KERNEL);
+	return qp->resp.rwqe ? 0 : -ENOMEM;
+}
+
+void sroce_resp_cleanup(struct sroce_qp *qp)
+{
+	kfree(qp->resp.rwqe);
+}
+
+/* RESET: forget posted receives without completions. */
+void sroce_resp_reset(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	u32 producer = sroce_queue_peer_producer(&qp->rq);
+
+	if (!sroce_ring_valid(producer, resp->rq_cons, qp->rq.num_slots))
+		producer = resp->rq_cons;
+	resp->rq_cons = producer;
+	resp->have_rwqe = false;
+	resp->rd_pkts = 0;
+	sroce_queue_publish_consumer(&qp->rq, producer);
+}
+
+/* -> RTR: expect rq_psn. */
+void sroce_resp_start(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	resp->st.epsn = qp->rq_psn;
+	resp->st.seq = SROCE_RC_SEQ_IDLE;
+	resp->st.nak_sent = false;
+	resp->msn = 0;
+	resp->have_rwqe = false;
+	resp->ack_pending = false;
+	resp->rd_pkts = 0;
+	resp->atomic_next = 0;
+	memset(resp->atomics, 0, sizeof(resp->atomics));
+}
+
+static u8 sroce_resp_ack_syndrome(void)
+{
+	return sroce_hdr_syndrome(SROCE_AETH_ACK, SROCE_AETH_CREDIT_INVALID);
+}
+
+void sroce_resp_send_ack(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	if (!resp->ack_pending)
+		return;
+	resp->ack_pending = false;
+	sroce_tx_ack(qp, resp->ack_psn, sroce_resp_ack_syndrome(), resp->msn);
+}
+
+static void sroce_resp_nak(struct sroce_qp *qp, enum sroce_aeth_kind kind,
+			   u8 value)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	/* a NAK acknowledges everything before epsn as well */
+	resp->ack_pending = false;
+	sroce_tx_ack(qp, resp->st.epsn, sroce_hdr_syndrome(kind, value),
+		     resp->msn);
+}
+
+static void sroce_resp_cqe(struct sroce_qp *qp, enum sroce_wc_status status,
+			   u32 opcode, u32 byte_len, u32 flags, u32 ex,
+			   bool solicited)
+{
+	struct sroce_cqe cqe = {
+		.wr_id = qp->resp.rwqe->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.ex = ex,
+		.qp_num = qp->ibqp.qp_num,
+		.src_qp = qp->dest_qp_num,
+		.wc_flags = flags,
+		.port_num = 1,
+	};
+
+	qp->resp.have_rwqe = false;
+	if (sroce_cq_post(to_sroce_cq(qp->ibqp.recv_cq), &cqe, solicited))
+		sroce_exec_set_error(qp);
+}
+
+/*
+ * A request the responder cannot carry out: NAK it and put the QP in the
+ * error state; a receive WQE in progress completes with recv_status.
+ */
+static void sroce_resp_fatal(struct sroce_qp *qp, u8 nak_code,
+			     enum sroce_wc_status recv_status)
+{
+	if (qp->resp.have_rwqe)
+		sroce_resp_cqe(qp, recv_status, IB_WC_RECV, 0, 0, 0, false);
+	sroce_resp_nak(qp, SROCE_AETH_NAK, nak_code);
+	sroce_exec_set_error(qp);
+}
+
+/* Take the next receive WQE; false (and an RNR NAK) if the RQ is empty. */
+static bool sroce_resp_take_rwqe(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	size_t room = BIT(qp->rq.slot_shift) - sizeof(struct sroce_recv_wqe);
+	u32 producer = sroce_queue_peer_producer(&qp->rq);
+
+	if (!sroce_ring_used(producer, resp->rq_cons, qp->rq.num_slots)) {
+		sroce_resp_nak(qp, SROCE_AETH_RNR_NAK, qp->min_rnr_timer);
+		return false;
+	}
+	memcpy(resp->rwqe, sroce_queue_slot(&qp->rq, resp->rq_cons),
+	       BIT(qp->rq.slot_shift));
+	resp->rq_cons++;
+	sroce_queue_publish_consumer(&qp->rq, resp->rq_cons);
+	resp->have_rwqe = true;
+	resp->rcv_off = 0;
+	if (resp->rwqe->num_sge > qp->cap.max_recv_sge ||
+	    resp->rwqe->num_sge * sizeof(struct sroce_sge) > room) {
+		sroce_resp_fatal(qp, SROCE_NAK_REM_OP_ERR,
+				 SROCE_WC_LOC_QP_OP_ERR);
+		return false;
+	}
+	return true;
+}
+
+static bool sroce_resp_send(struct sroce_qp *qp, const struct sk_buff *skb,
+			    const struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+	const struct sroce_opcode_info *op = pkt->op;
+	enum sroce_wc_status status;
+	u32 flags = 0, ex = 0;
+
+	if ((op->flags & SROCE_OPF_FIRST) && !sroce_resp_take_rwqe(qp))
+		return false;
+	status = sroce_sgl_copy(qp, (const struct sroce_sge *)(resp->rwqe + 1),
+				resp->rwqe->num_sge, resp->rcv_off,
+				skb->data + pkt->payload_off, pkt->payload_len,
+				SROCE_MR_TO_MR);
+	if (status != SROCE_WC_SUCCESS) {
+		sroce_resp_fatal(qp, status == SROCE_WC_LOC_LEN_ERR ?
+				 SROCE_NAK_INVALID_REQ : SROCE_NAK_REM_OP_ERR,
+				 status);
+		return false;
+	}
+	resp->rcv_off += pkt->payload_len;
+	if (!(op->flags & SROCE_OPF_LAST))
+		return true;
+	if (op->flags & SROCE_OPF_IMM) {
+		flags = SROCE_CQE_WC_WITH_IMM;
+		ex = (__force u32)cpu_to_be32(pkt->imm);
+	} else if (op->flags & SROCE_OPF_INV) {
+		flags = SROCE_CQE_WC_WITH_INV;
+		ex = pkt->ieth_rkey;
+	}
+	sroce_resp_cqe(qp, SROCE_WC_SUCCESS, IB_WC_RECV, resp->rcv_off, flags,
+		       ex, pkt->bth.se);
+	resp->msn = sroce_psn_add(resp->msn, 1);
+	return true;
+}
+
+/* Look up an R_Key for [va, va + len) with the access the request needs. */
+static struct sroce_mr *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey,
+					u32 access, u64 va, u64 len)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	enum sroce_mr_fault fault;
+
+	if (!(qp->access & access))
+		return NULL;
+	return sroce_mr_get(sdev, rkey, qp->ibqp.pd, access, va, len, &fault);
+}
+
+static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
+			     const struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+	const struct sroce_opcode_info *op = pkt->op;
+	u32 len = pkt->payload_len;
+	struct sroce_mr *mr = NULL;
+
+	if (op->flags & SROCE_OPF_FIRST) {
+		resp->wr_va = pkt->reth.va;
+		resp->wr_rkey = pkt->reth.rkey;
+		resp->wr_left = pkt->reth.dma_len;
+		resp->wr_total = pkt->reth.dma_len;
+	}
+	if (len > resp->wr_left ||
+	    ((op->flags & SROCE_OPF_LAST) && len != resp->wr_left)) {
+		sroce_resp_fatal(qp, SROCE_NAK_INVALID_REQ,
+				 SROCE_WC_REM_INV_REQ_ERR);
+		return false;
+	}
+	/* Zero-length writes carry no valid R_Key (IBTA 9.4.4). */
+	if (len || ((op->flags & SROCE_OPF_FIRST) && resp->wr_left)) {
+		mr = sroce_resp_rkey(qp, resp->wr_rkey, IB_ACCESS_REMOTE_WRITE,
+				     resp->wr_va, max_t(u64, len, 1));
+		if (!mr) {
+			sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
+					 SROCE_WC_REM_ACCESS_ERR);
+			return false;
+		}
+	}
+	if ((op->flags & SROCE_OPF_IMM) && !sroce_resp_take_rwqe(qp)) {
+		if (mr)
+			sroce_mr_put(mr);
+		return false;
+	}
+	if (len)
+		sroce_mr_copy(mr, resp->wr_va, skb->data + pkt->payload_off,
+			      len, SROCE_MR_TO_MR);
+	if (mr)
+		sroce_mr_put(mr);
+	resp->wr_va += len;
+	resp->wr_left -= len;
+	if (!(op->flags & SROCE_OPF_LAST))
+		return true;
+	if (op->flags & SROCE_OPF_IMM)
+		sroce_resp_cqe(qp, SROCE_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
+			       resp->wr_total, SROCE_CQE_WC_WITH_IMM,
+			       (__force u32)cpu_to_be32(pkt->imm),
+			       pkt->bth.se);
+	resp->msn = sroce_psn_add(resp->msn, 1);
+	return true;
+}
+
+/*
+ * Send up to SROCE_RESP_READ_BURST packets of the READ in progress.  An
+ * R_Key that stopped being valid half-way ends the read with a NAK.
+ */
+static void sroce_resp_read_burst(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_aeth aeth = { .syndrome = sroce_resp_ack_syndrome() };
+	struct sroce_mr *mr = NULL;
+	struct sroce_tx tx;
+	int n;
+
+	for (n = 0; n < SROCE_RESP_READ_BURST && resp->rd_pkts; n++) {
+		u32 len = min_t(u64, resp->rd_left, qp->pmtu);
+		bool first = resp->rd_first, last = resp->rd_pkts == 1;
+
+		if (len && !mr) {
+			mr = sroce_resp_rkey(qp, resp->rd_rkey,
+					     IB_ACCESS_REMOTE_READ, resp->rd_va,
+					     resp->rd_left);
+			if (!mr) {
+				resp->rd_pkts = 0;
+				resp->st.epsn = resp->rd_psn;
+				sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
+						 SROCE_WC_REM_ACCESS_ERR);
+				return;
+			}
+		}
+		if (sroce_tx_start(qp, &tx, sroce_rc_read_resp_opcode(first, last),
+				   resp->rd_psn, len, false, false))
+			break;
+		if (tx.op->hdrs & SROCE_HDR_AETH) {
+			aeth.msn = resp->msn;
+			sroce_hdr_aeth_encode(sroce_tx_ext(&tx, SROCE_EXT_AETH),
+					      &aeth);
+		}
+		if (len)
+			sroce_mr_copy(mr, resp->rd_va, tx.payload, len,
+				      SROCE_MR_FROM_MR);
+		sroce_tx_send(qp, &tx);
+		resp->rd_first = false;
+		resp->rd_va += len;
+		resp->rd_left -= len;
+		resp->rd_psn = sroce_psn_add(resp->rd_psn, 1);
+		resp->rd_pkts--;
+	}
+	if (mr)
+		sroce_mr_put(mr);
+}
+
+/* Start answering a READ (new or duplicate) whose request had psn. */
+static bool sroce_resp_read(struct sroce_qp *qp, const struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+	const struct sroce_reth *reth = &pkt->reth;
+	struct sroce_mr *mr;
+
+	if (reth->dma_len) {
+		mr = sroce_resp_rkey(qp, reth->rkey, IB_ACCESS_REMOTE_READ,
+				     reth->va, reth->dma_len);
+		if (!mr)
+			return false;
+		sroce_mr_put(mr);
+	} else if (!(qp->access & IB_ACCESS_REMOTE_READ)) {
+		return false;
+	}
+	resp->ack_pending = false;
+	resp->rd_va = reth->va;
+	resp->rd_rkey = reth->rkey;
+	resp->rd_left = reth->dma_len;
+	resp->rd_psn = pkt->bth.psn;
+	resp->rd_pkts = sroce_rc_npkts(reth->dma_len, qp->pmtu);
+	resp->rd_first = true;
+	return true;
+}
+
+static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
+{
+	struct sroce_aeth aeth = {
+		.syndrome = sroce_resp_ack_syndrome(),
+		.msn = qp->resp.msn,
+	};
+	struct sroce_tx tx;
+
+	qp->resp.ack_pending = false;
+	if (sroce_tx_start(qp, &tx, SROCE_OP_RC_ATOMIC_ACK, psn, 0, false,
+			   false))
+		return;
+	sroce_hdr_aeth_encode(sroce_tx_ext(&tx, SROCE_EXT_AETH), &aeth);
+	sroce_hdr_atomic_ack_eth_encode(sroce_tx_ext(&tx,
+						     SROCE_EXT_ATOMIC_ACK_ETH),
+					orig);
+	sroce_tx_send(qp, &tx);
+}
+
+static bool sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+	const struct sroce_atomic_eth *ae = &pkt->atomic;
+	struct sroce_atomic_res *res;
+	struct sroce_mr *mr;
+	u64 *p, orig;
+
+	mr = sroce_resp_rkey(qp, ae->rkey, IB_ACCESS_REMOTE_ATOMIC, ae->va,
+			     sizeof(u64));
+	if (!mr) {
+		sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
+				 SROCE_WC_REM_ACCESS_ERR);
+		return false;
+	}
+	spin_lock_bh(&sroce_resp_atomic_lock);
+	p = sroce_mr_atomic_map(mr, ae->va);
+	if (p) {
+		orig = READ_ONCE(*p);
+		if (pkt->op->kind == SROCE_KIND_FETCH_ADD)
+			WRITE_ONCE(*p, orig + ae->swap_add);
+		else if (orig == ae->compare)
+			WRITE_ONCE(*p, ae->swap_add);
+		sroce_mr_atomic_unmap(mr, p);
+	}
+	spin_unlock_bh(&sroce_resp_atomic_lock);
+	sroce_mr_put(mr);
+	if (!p) {
+		sroce_resp_fatal(qp, SROCE_NAK_INVALID_REQ,
+				 SROCE_WC_REM_INV_REQ_ERR);
+		return false;
+	}
+	resp->msn = sroce_psn_add(resp->msn, 1);
+	res = &resp->atomics[resp->atomic_next++ % SROCE_RC_MAX_ATOMIC_RES];
+	res->psn = pkt->bth.psn;
+	res->orig = orig;
+	res->valid = true;
+	sroce_resp_atomic_ack(qp, pkt->bth.psn, orig);
+	return true;
+}
+
+static bool sroce_resp_execute(struct sroce_qp *qp, const struct sk_buff *skb,
+			       const struct sroce_pkt *pkt)
+{
+	switch (pkt->op->kind) {
+	case SROCE_KIND_SEND:
+		return sroce_resp_send(qp, skb, pkt);
+	case SROCE_KIND_WRITE:
+		return sroce_resp_write(qp, skb, pkt);
+	case SROCE_KIND_READ_REQ:
+		if (sroce_resp_read(qp, pkt)) {
+			qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
+			return true;
+		}
+		sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
+				 SROCE_WC_REM_ACCESS_ERR);
+		return false;
+	case SROCE_KIND_CMP_SWAP:
+	case SROCE_KIND_FETCH_ADD:
+		return sroce_resp_atomic(qp, pkt);
+	default:
+		return false;
+	}
+}
+
+/* A request behind epsn: answer it again without executing it twice. */
+static void sroce_resp_duplicate(struct sroce_qp *qp,
+				 const struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+	int i;
+
+	switch (pkt->op->kind) {
+	case SROCE_KIND_READ_REQ:
+		if (!sroce_resp_read(qp, pkt))
+			sroce_drop_count(SROCE_DROP_STALE);
+		return;
+	case SROCE_KIND_CMP_SWAP:
+	case SROCE_KIND_FETCH_ADD:
+		for (i = 0; i < SROCE_RC_MAX_ATOMIC_RES; i++) {
+			if (resp->atomics[i].valid &&
+			    resp->atomics[i].psn == pkt->bth.psn) {
+				sroce_resp_atomic_ack(qp, pkt->bth.psn,
+						      resp->atomics[i].orig);
+				return;
+			}
+		}
+		sroce_drop_count(SROCE_DROP_STALE);
+		return;
+	default:
+		/* the ACK was lost: acknowledge everything received again */
+		resp->ack_pending = true;
+		resp->ack_psn = sroce_psn_sub(resp->st.epsn, 1);
+		return;
+	}
+}
+
+void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
+		       const struct sroce_pkt *pkt, enum sroce_drop reason)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	lockdep_assert_held(&qp->mutex);
+	switch (sroce_rc_resp_decide(&resp->st, pkt, reason)) {
+	case SROCE_RC_RESP_EXECUTE:
+		if (!sroce_resp_execute(qp, skb, pkt))
+			return;
+		sroce_rc_resp_advance(&resp->st, pkt, qp->pmtu);
+		if (pkt->bth.ack_req && pkt->op->reply == SROCE_REPLY_ACK) {
+			resp->ack_pending = true;
+			resp->ack_psn = pkt->bth.psn;
+		}
+		return;
+	case SROCE_RC_RESP_DUPLICATE:
+		sroce_resp_duplicate(qp, pkt);
+		return;
+	case SROCE_RC_RESP_NAK_SEQ:
+		sroce_resp_nak(qp, SROCE_AETH_NAK, SROCE_NAK_PSN_SEQ_ERR);
+		resp->st.nak_sent = true;
+		return;
+	case SROCE_RC_RESP_NAK_INVALID:
+		sroce_resp_fatal(qp, SROCE_NAK_INVALID_REQ,
+				 SROCE_WC_REM_INV_REQ_ERR);
+		return;
+	default:
+		sroce_drop_count(SROCE_DROP_STALE);
+		return;
+	}
+}
+
+/* A READ is being answered: the responder cannot take more requests. */
+bool sroce_resp_busy(struct sroce_qp *qp)
+{
+	if (!qp->resp.rd_pkts)
+		return false;
+	sroce_resp_read_burst(qp);
+	return qp->resp.rd_pkts;
+}
+
+/* Error state: the receive in progress and every posted one are flushed. */
+void sroce_resp_flush(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	u32 producer;
+
+	lockdep_assert_held(&qp->mutex);
+	resp->rd_pkts = 0;
+	resp->ack_pending = false;
+	if (resp->have_rwqe)
+		sroce_resp_cqe(qp, SROCE_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0,
+			       false);
+	producer = sroce_queue_peer_producer(&qp->rq);
+	while (sroce_ring_used(producer, resp->rq_cons, qp->rq.num_slots)) {
+		memcpy(resp->rwqe, sroce_queue_slot(&qp->rq, resp->rq_cons),
+		       sizeof(*resp->rwqe));
+		resp->rq_cons++;
+		sroce_resp_cqe(qp, SROCE_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0,
+			       false);
+	}
+	sroce_queue_publish_consumer(&qp->rq, resp->rq_cons);
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SROCE_TX_H
+#define SROCE_TX_H
+
+#include "core/hdr.h"
+#include "core/opcode.h"
+
+struct sk_buff;
+struct sroce_qp;
+
+/* A packet being built: BTH and extension headers, then payload. */
+struct sroce_tx {
+	struct sk_buff *skb;
+	const struct sroce_opcode_info *op;
+	u8 *bth;
+	u8 *payload;			/* op->hdr_len bytes after the BTH */
+};
+
+int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
+		   u32 psn, u32 payload_len, bool ack_req, bool se);
+int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx);
+void sroce_tx_abort(struct sroce_tx *tx);
+int sroce_tx_ack(struct sroce_qp *qp, u32 psn, u8 syndrome, u32 msn);
+
+/* Where extension header ext of the packet goes. */
+static inline u8 *sroce_tx_ext(const struct sroce_tx *tx, enum sroce_ext ext)
+{
+	return tx->bth + tx->op->off[ext];
+}
+
+#endif /* SROCE_TX_H */
