@@ -387,11 +387,15 @@ void sroce_comp_flush(struct sroce_qp *qp)
 	struct sroce_swqe *w;
 
 	lockdep_assert_held(&qp->mutex);
+	req->seen_producer = sroce_queue_peer_producer(&qp->sq);
 	for (;;) {
 		if (req->comp == req->fetched && !sroce_req_fetch(qp))
 			break;
 		w = sroce_req_swqe(qp, req->comp);
-		sroce_comp_cqe(qp, w, SROCE_WC_WR_FLUSH_ERR);
+		/* a WQE that failed on its own reports why */
+		sroce_comp_cqe(qp, w, w->status != SROCE_WC_SUCCESS &&
+				      w->started ?
+				      w->status : SROCE_WC_WR_FLUSH_ERR);
 		req->comp++;
 	}
 	req->cur = req->comp;

@@ -142,10 +142,13 @@ static bool sroce_exec_rx_batch(struct sroce_qp *qp)
 static bool sroce_exec_idle(struct sroce_qp *qp)
 {
 	atomic_t *flags = sroce_queue_flags(&qp->sq);
+	enum ib_qp_state state = qp->state;
 
 	atomic_or(SROCE_SQ_NEED_WAKEUP, flags);
 	smp_mb__after_atomic();
-	if (!sroce_req_has_new(qp))
+	/* only RTS and ERR act on new WQEs; other states wait for modify */
+	if ((state != IB_QPS_RTS && state != IB_QPS_ERR) ||
+	    !sroce_req_has_new(qp))
 		return true;
 	atomic_andnot(SROCE_SQ_NEED_WAKEUP, flags);
 	return false;

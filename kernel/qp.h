@@ -81,6 +81,7 @@ struct sroce_swqe {
 struct sroce_req {
 	u32 comp;			/* oldest WQE not retired; our consumer */
 	u32 fetched;			/* next WQE to copy from the ring */
+	u32 seen_producer;		/* SQ producer when last looked at */
 	u32 cur;			/* WQE being transmitted */
 	u64 cur_off;			/* its next byte */
 	u32 psn;			/* PSN of the next packet */

@@ -156,9 +156,19 @@ static u32 sroce_req_pending(struct sroce_qp *qp)
 	return used > have ? used - have : 0;
 }
 
+/*
+ * Did a poster publish WQEs since the engine last looked at the SQ?  A
+ * requester blocked by its windows has looked and will be woken by the
+ * ACK or timer that unblocks it, not by new WQEs.
+ */
 bool sroce_req_has_new(struct sroce_qp *qp)
 {
-	return sroce_req_pending(qp) != 0;
+	return sroce_queue_peer_producer(&qp->sq) != qp->req.seen_producer;
+}
+
+static void sroce_req_seen(struct sroce_qp *qp)
+{
+	qp->req.seen_producer = sroce_queue_peer_producer(&qp->sq);
 }
 
 static int sroce_req_msg(u32 opcode, u8 *wc_opcode)
@@ -447,6 +457,7 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 	struct sroce_swqe *w;
 
 	lockdep_assert_held(&qp->mutex);
+	sroce_req_seen(qp);
 	while (budget > 0) {
 		if (req->cur == req->fetched && !sroce_req_fetch(qp))
 			return false;

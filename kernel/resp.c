@@ -229,6 +229,19 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 		resp->wr_rkey = pkt->reth.rkey;
 		resp->wr_left = pkt->reth.dma_len;
 		resp->wr_total = pkt->reth.dma_len;
+		/* the whole range, so a refused write writes nothing */
+		if (resp->wr_left) {
+			mr = sroce_resp_rkey(qp, resp->wr_rkey,
+					     IB_ACCESS_REMOTE_WRITE,
+					     resp->wr_va, resp->wr_left);
+			if (!mr) {
+				sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
+						 SROCE_WC_REM_ACCESS_ERR);
+				return false;
+			}
+			sroce_mr_put(mr);
+			mr = NULL;
+		}
 	}
 	if (len > resp->wr_left ||
 	    ((op->flags & SROCE_OPF_LAST) && len != resp->wr_left)) {
@@ -237,9 +250,9 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 		return false;
 	}
 	/* Zero-length writes carry no valid R_Key (IBTA 9.4.4). */
-	if (len || ((op->flags & SROCE_OPF_FIRST) && resp->wr_left)) {
+	if (len) {
 		mr = sroce_resp_rkey(qp, resp->wr_rkey, IB_ACCESS_REMOTE_WRITE,
-				     resp->wr_va, max_t(u64, len, 1));
+				     resp->wr_va, len);
 		if (!mr) {
 			sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
 					 SROCE_WC_REM_ACCESS_ERR);
