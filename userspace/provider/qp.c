@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * sroce provider: queue pairs (RC), control path only.
+ * sroce provider: queue pairs (RC), control path.
  *
  * The kernel allocates each QP's SQ and RQ rings and returns their keys and
  * geometry; the provider maps both right after creation and checks that the
- * header the kernel wrote matches the response, so that no later slot index
- * can address memory outside a mapping.  Which QP types and capacities are
- * supported is the kernel's decision: the provider passes every request on.
+ * header the kernel wrote matches the response, and that the capacities the
+ * kernel granted (SGEs per WR, inline bytes) fit its slots, so that no later
+ * slot index or WQE can address memory outside a slot or the mapping.
+ * Which QP types and capacities are supported is the kernel's decision: the
+ * provider passes every request on.
  *
- * Posting work requests comes with the data path: post_send and post_recv
- * are left to libibverbs' defaults until then.  The doorbell protocol they
- * will follow is described with SROCE_SQ_NEED_WAKEUP in <rdma/sroce-abi.h>.
+ * Posting work requests into the mapped rings, and the doorbells that wake
+ * the kernel, are wq.c.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -21,28 +23,37 @@
 #include "ring.h"
 #include "sroce.h"
 
+/*
+ * A slot of 1 << shift bytes must hold a header of hdr bytes and max_sge
+ * SGEs (at least one).  The producer starts where the kernel put it.
+ */
 static int sroce_wq_map(struct sroce_context *ctx, struct sroce_wq *wq,
 			uint64_t key, uint32_t len, uint32_t slots,
-			uint32_t shift, size_t min_slot, uint32_t min_slots)
+			uint32_t shift, size_t hdr, uint32_t max_sge,
+			uint32_t min_slots)
 {
-	struct sroce_ring_hdr *hdr;
+	size_t need = hdr + (size_t)(max_sge ? max_sge : 1) *
+			    sizeof(struct sroce_sge);
+	struct sroce_ring_hdr *ring;
 
-	hdr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   ctx->base_ctx.context.cmd_fd, (off_t)key);
-	if (hdr == MAP_FAILED)
+	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    ctx->base_ctx.context.cmd_fd, (off_t)key);
+	if (ring == MAP_FAILED)
 		return errno;
 
-	if (hdr->num_slots != slots || hdr->slot_shift != shift ||
+	if (ring->num_slots != slots || ring->slot_shift != shift ||
 	    !sroce_ring_size_ok(slots) || shift > 12 ||
-	    ((size_t)1 << shift) < min_slot || slots < min_slots ||
+	    ((size_t)1 << shift) < need || slots < min_slots ||
 	    sroce_ring_bytes(slots, shift, SROCE_RING_SLOTS_OFFSET) > len) {
-		munmap(hdr, len);
+		munmap(ring, len);
 		return EPROTO;
 	}
-	wq->ring = hdr;
+	wq->ring = ring;
 	wq->map_len = len;
 	wq->num_slots = slots;
 	wq->slot_shift = shift;
+	wq->max_sge = max_sge;
+	wq->producer = sroce_ring_load_acquire(&ring->producer);
 	return 0;
 }
 
@@ -53,7 +64,13 @@ static void sroce_wq_unmap(struct sroce_wq *wq)
 	wq->ring = NULL;
 }
 
-/* A slot must hold its header and at least one SGE. */
+/* Inline bytes take the place of the SGEs after an SQ slot's header. */
+static bool sroce_qp_inline_fits(const struct sroce_wq *sq, uint32_t bytes)
+{
+	return sizeof(struct sroce_send_wqe) + (size_t)bytes <=
+	       (size_t)1 << sq->slot_shift;
+}
+
 static int sroce_qp_map(struct sroce_context *ctx, struct sroce_qp *qp,
 			const struct sroce_create_qp_resp *resp,
 			const struct ibv_qp_cap *cap)
@@ -62,27 +79,49 @@ static int sroce_qp_map(struct sroce_context *ctx, struct sroce_qp *qp,
 
 	ret = sroce_wq_map(ctx, &qp->sq, resp->sq_mmap_key, resp->sq_mmap_len,
 			   resp->sq_slots, resp->sq_slot_shift,
-			   sizeof(struct sroce_send_wqe) +
-				   sizeof(struct sroce_sge),
+			   sizeof(struct sroce_send_wqe), cap->max_send_sge,
 			   cap->max_send_wr);
 	if (ret)
 		goto err;
 	ret = sroce_wq_map(ctx, &qp->rq, resp->rq_mmap_key, resp->rq_mmap_len,
 			   resp->rq_slots, resp->rq_slot_shift,
-			   sizeof(struct sroce_recv_wqe) +
-				   sizeof(struct sroce_sge),
+			   sizeof(struct sroce_recv_wqe), cap->max_recv_sge,
 			   cap->max_recv_wr);
 	if (ret)
 		goto err_sq;
+	ret = EPROTO;
+	if (!sroce_qp_inline_fits(&qp->sq, resp->max_inline_data))
+		goto err_rq;
 	qp->max_inline_data = resp->max_inline_data;
 	return 0;
 
+err_rq:
+	sroce_wq_unmap(&qp->rq);
 err_sq:
 	sroce_wq_unmap(&qp->sq);
 err:
 	if (ret == EPROTO)
 		sroce_err(ctx, "QP %u: bad ring geometry", resp->qpn);
 	return ret;
+}
+
+static int sroce_qp_locks_init(struct sroce_qp *qp)
+{
+	int ret;
+
+	ret = pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		return ret;
+	ret = pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		pthread_spin_destroy(&qp->sq.lock);
+	return ret;
+}
+
+static void sroce_qp_locks_destroy(struct sroce_qp *qp)
+{
+	pthread_spin_destroy(&qp->rq.lock);
+	pthread_spin_destroy(&qp->sq.lock);
 }
 
 struct ibv_qp *sroce_qp_create_ex(struct ibv_context *ibctx,
@@ -103,11 +142,15 @@ struct ibv_qp *sroce_qp_create_ex(struct ibv_context *ibctx,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
+	ret = sroce_qp_locks_init(qp);
+	if (ret)
+		goto err_free;
 
+	/* Writes the capacities the kernel granted back into attr->cap. */
 	ret = ibv_cmd_create_qp_ex(ibctx, &qp->base_qp, attr, &cmd,
 				   sizeof(cmd), &reply.core, sizeof(reply));
 	if (ret)
-		goto err_free;
+		goto err_locks;
 
 	ret = sroce_qp_map(ctx, qp, &reply.tail.drv, &attr->cap);
 	if (ret)
@@ -117,6 +160,8 @@ struct ibv_qp *sroce_qp_create_ex(struct ibv_context *ibctx,
 err_destroy:
 	/* Nothing to do if this fails too: the context's close reaps it. */
 	ibv_cmd_destroy_qp(&qp->base_qp.qp);
+err_locks:
+	sroce_qp_locks_destroy(qp);
 err_free:
 	free(qp);
 	errno = ret;
@@ -177,6 +222,7 @@ int sroce_qp_destroy(struct ibv_qp *ibqp)
 
 	sroce_wq_unmap(&qp->rq);
 	sroce_wq_unmap(&qp->sq);
+	sroce_qp_locks_destroy(qp);
 	free(qp);
 	return 0;
 }

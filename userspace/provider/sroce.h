@@ -7,9 +7,9 @@
  * the provider gets its own state back with to_sroce_<obj>().  Files: sroce.c
  * registers the provider and owns the device, context.c the context and its
  * ops table, query.c device and port queries, pd.c protection domains, mr.c
- * memory regions, cq.c completion queues, qp.c queue pairs.  A new object
- * adds its wrapper here, its ops to the table in context.c, and its
- * prototypes below.
+ * memory regions, cq.c completion queues, qp.c queue pairs, wq.c posting
+ * work requests into a QP's rings.  A new object adds its wrapper here, its
+ * ops to the table in context.c, and its prototypes below.
  */
 #ifndef SROCE_PROVIDER_H
 #define SROCE_PROVIDER_H
@@ -63,23 +63,32 @@ struct sroce_cq {
 	uint32_t cqn;
 };
 
-/* One mapped work queue ring of a QP (SQ or RQ). */
+/*
+ * One mapped work queue ring of a QP (SQ or RQ), which the provider
+ * produces into (wq.c).  producer is private: it starts where the kernel's
+ * header put it when the ring is mapped, and from then on the copy in the
+ * header is only written (release store), never read back.
+ */
 struct sroce_wq {
+	pthread_spinlock_t lock;	/* posters; protects producer */
 	struct sroce_ring_hdr *ring;
 	size_t map_len;
 	uint32_t num_slots;
 	uint32_t slot_shift;
+	uint32_t producer;		/* next slot to fill */
+	uint32_t max_sge;		/* SGEs per WR, as granted at create */
 };
 
 /*
- * A queue pair.  The rings are mapped at creation; posting work requests
- * into them comes with the data path.
+ * A queue pair.  The rings are mapped at creation, and every capacity the
+ * kernel granted is checked to fit its slots, so posting needs no further
+ * bounds than max_sge and max_inline_data.
  */
 struct sroce_qp {
 	struct verbs_qp base_qp;
 	struct sroce_wq sq;
 	struct sroce_wq rq;
-	uint32_t max_inline_data;
+	uint32_t max_inline_data;	/* inline bytes per send WR */
 };
 
 static inline struct sroce_device *to_sroce_dev(struct ibv_device *ibdev)
@@ -157,5 +166,11 @@ int sroce_qp_modify(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int sroce_qp_query(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask, struct ibv_qp_init_attr *init_attr);
 int sroce_qp_destroy(struct ibv_qp *ibqp);
+
+/* wq.c */
+int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
 
 #endif /* SROCE_PROVIDER_H */

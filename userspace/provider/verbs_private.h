@@ -402,6 +402,8 @@ VERBS_OPS_SLOT(destroy_qp, 34);
 VERBS_OPS_SLOT(free_context, 39);
 VERBS_OPS_SLOT(modify_qp, 47);
 VERBS_OPS_SLOT(poll_cq, 53);
+VERBS_OPS_SLOT(post_recv, 54);
+VERBS_OPS_SLOT(post_send, 55);
 VERBS_OPS_SLOT(query_device_ex, 58);
 VERBS_OPS_SLOT(query_port, 60);
 VERBS_OPS_SLOT(query_qp, 61);
@@ -672,6 +674,21 @@ int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct verbs_cmd_query_qp *cmd, size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+/*
+ * driver.h:641-644 (cmd.c:603-748).  Marshal a list of work requests into
+ * the POST_SEND or POST_RECV write command and let the kernel post them.
+ * sroce uses them only as doorbells, with wr == NULL: the command then
+ * carries wr_count 0 and sge_count 0, and wqe_size is still
+ * sizeof(struct ib_uverbs_send_wr) or sizeof(struct ib_uverbs_recv_wr), the
+ * minimum the kernel accepts.  The 4-byte response (bad_wr) is read into
+ * the helper's own buffer.  Return 0 or an errno value; on failure *bad_wr
+ * names the failing WR of the list (NULL for an empty list).
+ */
+int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr);
+int ibv_cmd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
 
 #ifdef __cplusplus
 }

@@ -28,11 +28,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -93,6 +96,45 @@ struct Command {
 	}
 };
 
+// A QP ring as the kernel's vmalloc_user() leaves it: zeroed, the header
+// filled in, both counters at start.
+struct FakeRing {
+	std::unique_ptr<void, decltype(&std::free)> mem{ nullptr, &std::free };
+	size_t len = 0;
+	uint32_t slots = 0;
+
+	void make(uint32_t num_slots, uint32_t shift, uint32_t start)
+	{
+		len = SROCE_RING_SLOTS_OFFSET + (size_t{ num_slots } << shift);
+		len = (len + 4095) & ~size_t{ 4095 };
+		mem.reset(std::aligned_alloc(4096, len));
+		std::memset(mem.get(), 0, len);
+		slots = num_slots;
+		shift_ = shift;
+		hdr()->num_slots = num_slots;
+		hdr()->slot_shift = shift;
+		hdr()->producer = start;
+		hdr()->consumer = start;
+	}
+
+	sroce_ring_hdr *hdr() const
+	{
+		return static_cast<sroce_ring_hdr *>(mem.get());
+	}
+
+	const unsigned char *slot(uint32_t idx) const
+	{
+		return static_cast<const unsigned char *>(mem.get()) +
+		       SROCE_RING_SLOTS_OFFSET +
+		       (size_t{ idx & (slots - 1) } << shift_);
+	}
+
+	size_t slot_size() const { return size_t{ 1 } << shift_; }
+
+private:
+	uint32_t shift_ = 0;
+};
+
 // The kernel side of the uverbs write() ABI for the commands sroce uses.
 class FakeUverbs {
 public:
@@ -123,6 +165,26 @@ public:
 	size_t ring_len = 0;
 	std::vector<void *> unmapped;
 
+	// The QP that CREATE_QP hands out and its rings.  The default slots
+	// hold a 64-byte send header and 4 SGEs or 64 inline bytes, and a
+	// 16-byte receive header and 3 SGEs.
+	static constexpr uint32_t kQpHandle = 0x44;
+	static constexpr uint32_t kQpn = 0x123;
+	static constexpr uint64_t kSqKey = 0x6000;
+	static constexpr uint64_t kRqKey = 0x7000;
+	uint32_t sq_slots = 8;
+	uint32_t sq_shift = 7;
+	uint32_t rq_slots = 4;
+	uint32_t rq_shift = 6;
+	uint32_t qp_inline = 64;	// max_inline_data of the driver tail
+	uint32_t qp_start = 0;		// initial producer and consumer
+	// Like the kernel, a doorbell wakes the SQ worker, which clears
+	// NEED_WAKEUP; the RQ flag stays set while the QP is in error.
+	bool wake_clears_sq_flag = true;
+	FakeRing sq, rq;
+	// The producer each doorbell found in the ring, one entry per doorbell.
+	std::vector<uint32_t> sq_doorbells, rq_doorbells;
+
 	sroce_ring_hdr *ring() const
 	{
 		return static_cast<sroce_ring_hdr *>(ring_mem.get());
@@ -139,18 +201,26 @@ public:
 	// The kernel's side of mmap() on the command descriptor.
 	void *map(size_t len, int prot, int flags, off_t off)
 	{
+		const auto key = static_cast<uint64_t>(off);
+
 		if (mmap_errno)
 			return fail_map(mmap_errno);
-		if (!ring_mem || static_cast<uint64_t>(off) != kCqKey ||
-		    len != ring_len || !(flags & MAP_SHARED) ||
-		    prot != (PROT_READ | PROT_WRITE))
+		if (!(flags & MAP_SHARED) || prot != (PROT_READ | PROT_WRITE))
 			return fail_map(EINVAL);
-		return ring_mem.get();
+		if (key == kCqKey && ring_mem && len == ring_len)
+			return ring_mem.get();
+		if (key == kSqKey && sq.mem && len == sq.len)
+			return sq.mem.get();
+		if (key == kRqKey && rq.mem && len == rq.len)
+			return rq.mem.get();
+		return fail_map(EINVAL);
 	}
 
 	bool owns_mapping(void *addr) const
 	{
-		return addr && addr == ring_mem.get();
+		return addr &&
+		       (addr == ring_mem.get() || addr == sq.mem.get() ||
+			addr == rq.mem.get());
 	}
 
 	std::vector<Command> log;
@@ -189,6 +259,8 @@ public:
 			return fail(EINVAL);
 		if (hdr.command == fail_command)
 			return fail(fail_errno);
+		if (const int err = refuse(c))
+			return fail(err);
 		if (!reply(c))
 			return fail(ENOSYS);
 		return static_cast<ssize_t>(len);
@@ -246,9 +318,62 @@ private:
 			return true;
 		case IB_USER_VERBS_CMD_DEREG_MR:
 			return true;
+		case IB_USER_VERBS_CMD_CREATE_QP:
+			reply_create_qp(c);
+			return true;
+		case IB_USER_VERBS_CMD_MODIFY_QP:
+			return true;
+		case IB_USER_VERBS_CMD_DESTROY_QP:
+			reply_destroy_qp(c);
+			return true;
+		case IB_USER_VERBS_CMD_POST_SEND:
+			sq_doorbells.push_back(sq.hdr()->producer);
+			if (wake_clears_sq_flag)
+				sq.hdr()->flags &=
+					~uint32_t{ SROCE_SQ_NEED_WAKEUP };
+			reply_post(c);
+			return true;
+		case IB_USER_VERBS_CMD_POST_RECV:
+			rq_doorbells.push_back(rq.hdr()->producer);
+			reply_post(c);
+			return true;
 		default:
 			return false;
 		}
+	}
+
+	// The kernel's checks of a POST_SEND/POST_RECV command, which sroce
+	// only sends as a doorbell: exactly the fixed part, no work requests,
+	// a wqe_size of at least the uverbs WR (ib_uverbs_post_send() and
+	// ib_uverbs_unmarshall_recv()), room for the response, a known QP.
+	int refuse(const Command &c) const
+	{
+		size_t wqe_min;
+
+		if (c.command == IB_USER_VERBS_CMD_POST_SEND)
+			wqe_min = sizeof(ib_uverbs_send_wr);
+		else if (c.command == IB_USER_VERBS_CMD_POST_RECV)
+			wqe_min = sizeof(ib_uverbs_recv_wr);
+		else
+			return 0;
+		static_assert(offsetof(ib_uverbs_post_send, wqe_size) ==
+				      offsetof(ib_uverbs_post_recv, wqe_size) &&
+			      sizeof(ib_uverbs_post_send) ==
+				      sizeof(ib_uverbs_post_recv),
+			      "one layout for both commands");
+		const size_t body = sizeof(ib_uverbs_cmd_hdr);
+		const auto field = [&](size_t off) {
+			return c.at<uint32_t>(body + off);
+		};
+		if (c.bytes.size() != body + sizeof(ib_uverbs_post_send) ||
+		    c.out_words * 4u < sizeof(ib_uverbs_post_send_resp) ||
+		    field(offsetof(ib_uverbs_post_send, qp_handle)) !=
+			    kQpHandle ||
+		    field(offsetof(ib_uverbs_post_send, wr_count)) ||
+		    field(offsetof(ib_uverbs_post_send, sge_count)) ||
+		    field(offsetof(ib_uverbs_post_send, wqe_size)) < wqe_min)
+			return EINVAL;
+		return 0;
 	}
 
 	void reply_get_context(const Command &c)
@@ -372,6 +497,65 @@ private:
 		if (room > sizeof(core))
 			put(out + sizeof(core), room - sizeof(core), &drv,
 			    sizeof(drv));
+	}
+
+	// libibverbs sizes the core response after the uverbs ABI it read
+	// from sysfs when it listed the devices.  This test lists none, so it
+	// asks for the oldest one: 8 bytes (handle and QPN, no capacities), and
+	// keeps the capacities it requested.  The driver tail follows whatever
+	// core it asked for, as the kernel writes it.
+	void reply_create_qp(const Command &c)
+	{
+		auto *out = static_cast<unsigned char *>(response_of(c));
+		const size_t room = c.out_words * 4u;
+		const size_t req = sizeof(ib_uverbs_cmd_hdr);
+		ib_uverbs_create_qp_resp core{};
+		sroce_create_qp_resp drv{};
+
+		sq.make(sq_slots, sq_shift, qp_start);
+		rq.make(rq_slots, rq_shift, qp_start);
+		// No worker runs for a new QP.
+		sq.hdr()->flags = SROCE_SQ_NEED_WAKEUP;
+
+		core.qp_handle = kQpHandle;
+		core.qpn = kQpn;
+		core.max_send_wr = c.at<uint32_t>(
+			req + offsetof(ib_uverbs_create_qp, max_send_wr));
+		core.max_recv_wr = c.at<uint32_t>(
+			req + offsetof(ib_uverbs_create_qp, max_recv_wr));
+		core.max_send_sge = c.at<uint32_t>(
+			req + offsetof(ib_uverbs_create_qp, max_send_sge));
+		core.max_recv_sge = c.at<uint32_t>(
+			req + offsetof(ib_uverbs_create_qp, max_recv_sge));
+		core.max_inline_data = qp_inline;
+		drv.sq_mmap_key = kSqKey;
+		drv.rq_mmap_key = kRqKey;
+		drv.sq_mmap_len = static_cast<uint32_t>(sq.len);
+		drv.rq_mmap_len = static_cast<uint32_t>(rq.len);
+		drv.qpn = kQpn;
+		drv.sq_slots = sq_slots;
+		drv.sq_slot_shift = sq_shift;
+		drv.rq_slots = rq_slots;
+		drv.rq_slot_shift = rq_shift;
+		drv.max_inline_data = qp_inline;
+		if (room < sizeof(drv))
+			return;
+		put(out, room - sizeof(drv), &core, sizeof(core));
+		put(out + room - sizeof(drv), sizeof(drv), &drv, sizeof(drv));
+	}
+
+	void reply_destroy_qp(const Command &c)
+	{
+		ib_uverbs_destroy_qp_resp resp{};
+
+		put(response_of(c), c.out_words * 4u, &resp, sizeof(resp));
+	}
+
+	void reply_post(const Command &c)
+	{
+		ib_uverbs_post_send_resp resp{};	// bad_wr 0: all posted
+
+		put(response_of(c), c.out_words * 4u, &resp, sizeof(resp));
 	}
 
 	void reply_destroy_cq(const Command &c)
@@ -936,6 +1120,868 @@ TEST_F(ProviderContext, CreateCqRefusesARingLargerThanItsMapping)
 	EXPECT_EQ(errno, EPROTO);
 	EXPECT_EQ(kernel_.log.back().command, IB_USER_VERBS_CMD_DESTROY_CQ);
 	EXPECT_EQ(kernel_.unmapped.size(), 1u);
+}
+
+struct QpDestroy {
+	void operator()(ibv_qp *qp) const { ibv_destroy_qp(qp); }
+};
+using QpPtr = std::unique_ptr<ibv_qp, QpDestroy>;
+
+template <typename T> T read_at(const unsigned char *p)
+{
+	T v;
+	std::memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+// Scatter/gather buffers the WRs point at (only inline WRs read them).
+unsigned char buf_a[64];
+unsigned char buf_b[64];
+
+uint64_t addr_of(const void *p)
+{
+	return reinterpret_cast<uintptr_t>(p);
+}
+
+// An RC QP on the fake kernel, with a context, PD and CQ to hang it on.
+class ProviderQp : public ProviderContext {
+protected:
+	static constexpr uint32_t kSendSge = 4;
+	static constexpr uint32_t kRecvSge = 3;
+	static constexpr uint32_t kInline = 64;
+
+	void SetUp() override
+	{
+		ProviderContext::SetUp();
+		if (HasFatalFailure())
+			return;
+		ctx_ = open();
+		ASSERT_NE(ctx_, nullptr);
+		pd_.reset(ibv_alloc_pd(ctx_.get()));
+		ASSERT_NE(pd_, nullptr);
+		cq_.reset(ibv_create_cq(ctx_.get(), 8, nullptr, nullptr, 0));
+		ASSERT_NE(cq_, nullptr);
+	}
+
+	ibv_qp *create_qp(uint32_t send_sge = kSendSge,
+			  uint32_t recv_sge = kRecvSge)
+	{
+		ibv_qp_init_attr attr{};
+
+		attr.send_cq = cq_.get();
+		attr.recv_cq = cq_.get();
+		attr.qp_type = IBV_QPT_RC;
+		attr.cap.max_send_wr = kernel_.sq_slots;
+		attr.cap.max_recv_wr = kernel_.rq_slots;
+		attr.cap.max_send_sge = send_sge;
+		attr.cap.max_recv_sge = recv_sge;
+		attr.cap.max_inline_data = kInline;
+		qp_.reset(ibv_create_qp(pd_.get(), &attr));
+		return qp_.get();
+	}
+
+	int to_state(ibv_qp_state state)
+	{
+		ibv_qp_attr attr{};
+
+		attr.qp_state = state;
+		return ibv_modify_qp(qp_.get(), &attr, IBV_QP_STATE);
+	}
+
+	// A QP in RTS whose SQ worker is running (no doorbells wanted).
+	void ready(bool running = true)
+	{
+		ASSERT_NE(create_qp(), nullptr) << std::strerror(errno);
+		ASSERT_EQ(to_state(IBV_QPS_RTS), 0);
+		if (running)
+			kernel_.sq.hdr()->flags = 0;
+	}
+
+	int post(ibv_send_wr *wr, ibv_send_wr **bad = nullptr)
+	{
+		ibv_send_wr *ignored = nullptr;
+
+		return ibv_post_send(qp_.get(), wr, bad ? bad : &ignored);
+	}
+
+	int post(ibv_recv_wr *wr, ibv_recv_wr **bad = nullptr)
+	{
+		ibv_recv_wr *ignored = nullptr;
+
+		return ibv_post_recv(qp_.get(), wr, bad ? bad : &ignored);
+	}
+
+	sroce_send_wqe send_slot(uint32_t idx) const
+	{
+		return read_at<sroce_send_wqe>(kernel_.sq.slot(idx));
+	}
+
+	sroce_sge send_sge(uint32_t idx, int i) const
+	{
+		return read_at<sroce_sge>(kernel_.sq.slot(idx) +
+					  sizeof(sroce_send_wqe) +
+					  i * sizeof(sroce_sge));
+	}
+
+	sroce_recv_wqe recv_slot(uint32_t idx) const
+	{
+		return read_at<sroce_recv_wqe>(kernel_.rq.slot(idx));
+	}
+
+	sroce_sge recv_sge(uint32_t idx, int i) const
+	{
+		return read_at<sroce_sge>(kernel_.rq.slot(idx) +
+					  sizeof(sroce_recv_wqe) +
+					  i * sizeof(sroce_sge));
+	}
+
+	uint32_t sq_producer() const { return kernel_.sq.hdr()->producer; }
+	uint32_t rq_producer() const { return kernel_.rq.hdr()->producer; }
+
+	size_t commands(uint32_t command) const
+	{
+		return std::count_if(kernel_.log.begin(), kernel_.log.end(),
+				     [&](const Command &c) {
+					     return c.command == command;
+				     });
+	}
+
+	// Declared after the fixture's kernel and device, destroyed before.
+	ContextPtr ctx_;
+	PdPtr pd_;
+	CqPtr cq_;
+	QpPtr qp_;
+};
+
+ibv_send_wr send_wr(ibv_wr_opcode opcode, ibv_sge *sg, int num_sge,
+		    uint64_t wr_id = 1)
+{
+	ibv_send_wr wr{};
+
+	wr.wr_id = wr_id;
+	wr.opcode = opcode;
+	wr.sg_list = sg;
+	wr.num_sge = num_sge;
+	return wr;
+}
+
+ibv_recv_wr recv_wr(ibv_sge *sg, int num_sge, uint64_t wr_id = 1)
+{
+	ibv_recv_wr wr{};
+
+	wr.wr_id = wr_id;
+	wr.sg_list = sg;
+	wr.num_sge = num_sge;
+	return wr;
+}
+
+void chain(std::vector<ibv_send_wr> &wrs)
+{
+	for (size_t i = 0; i + 1 < wrs.size(); i++)
+		wrs[i].next = &wrs[i + 1];
+}
+
+void chain(std::vector<ibv_recv_wr> &wrs)
+{
+	for (size_t i = 0; i + 1 < wrs.size(); i++)
+		wrs[i].next = &wrs[i + 1];
+}
+
+TEST_F(ProviderQp, CreateQpMapsBothRingsAndKeepsTheCapacities)
+{
+	ibv_qp *qp = create_qp();
+	ASSERT_NE(qp, nullptr) << std::strerror(errno);
+
+	EXPECT_EQ(qp->handle, FakeUverbs::kQpHandle);
+	EXPECT_EQ(qp->qp_num, FakeUverbs::kQpn);
+	EXPECT_EQ(qp->state, IBV_QPS_RESET);
+	const sroce_qp *sqp = to_sroce_qp(qp);
+	EXPECT_EQ(static_cast<void *>(sqp->sq.ring), kernel_.sq.mem.get());
+	EXPECT_EQ(static_cast<void *>(sqp->rq.ring), kernel_.rq.mem.get());
+	EXPECT_EQ(sqp->sq.max_sge, kSendSge);
+	EXPECT_EQ(sqp->rq.max_sge, kRecvSge);
+	EXPECT_EQ(sqp->max_inline_data, kInline);
+}
+
+TEST_F(ProviderQp, CreateQpRefusesMoreSgesThanASlotHolds)
+{
+	// 128-byte SQ slots: 64-byte header and 4 SGEs.
+	errno = 0;
+	EXPECT_EQ(create_qp(kSendSge + 1), nullptr);
+	EXPECT_EQ(errno, EPROTO);
+	EXPECT_EQ(kernel_.log.back().command, IB_USER_VERBS_CMD_DESTROY_QP);
+	// 64-byte RQ slots: 16-byte header and 3 SGEs.
+	errno = 0;
+	EXPECT_EQ(create_qp(kSendSge, kRecvSge + 1), nullptr);
+	EXPECT_EQ(errno, EPROTO);
+	EXPECT_EQ(kernel_.log.back().command, IB_USER_VERBS_CMD_DESTROY_QP);
+	// Both rings of each attempt were unmapped.
+	EXPECT_EQ(kernel_.unmapped.size(), 3u);
+}
+
+TEST_F(ProviderQp, CreateQpRefusesMoreInlineBytesThanASlotHolds)
+{
+	kernel_.qp_inline = kInline + 1;
+	errno = 0;
+	EXPECT_EQ(create_qp(), nullptr);
+	EXPECT_EQ(errno, EPROTO);
+	EXPECT_EQ(kernel_.log.back().command, IB_USER_VERBS_CMD_DESTROY_QP);
+	EXPECT_EQ(kernel_.unmapped.size(), 2u);
+}
+
+TEST_F(ProviderQp, PostSendIsRefusedBeforeRts)
+{
+	ASSERT_NE(create_qp(), nullptr) << std::strerror(errno);
+	ibv_sge sg{ addr_of(buf_a), 8, 0x77 };
+	ibv_send_wr wr = send_wr(IBV_WR_SEND, &sg, 1);
+
+	for (ibv_qp_state state : { IBV_QPS_RESET, IBV_QPS_INIT,
+				    IBV_QPS_RTR }) {
+		SCOPED_TRACE(state);
+		ASSERT_EQ(to_state(state), 0);
+		ibv_send_wr *bad = nullptr;
+		EXPECT_EQ(post(&wr, &bad), EINVAL);
+		EXPECT_EQ(bad, &wr);
+		EXPECT_EQ(sq_producer(), 0u);
+	}
+	EXPECT_EQ(commands(IB_USER_VERBS_CMD_POST_SEND), 0u);
+
+	ASSERT_EQ(to_state(IBV_QPS_RTS), 0);
+	EXPECT_EQ(post(&wr), 0);
+	EXPECT_EQ(sq_producer(), 1u);
+}
+
+TEST_F(ProviderQp, PostIsAcceptedInTheErrorState)
+{
+	ready();
+	ASSERT_EQ(to_state(IBV_QPS_ERR), 0);
+	ibv_sge sg{ addr_of(buf_a), 8, 0x77 };
+	ibv_send_wr swr = send_wr(IBV_WR_SEND, &sg, 1);
+	ibv_recv_wr rwr = recv_wr(&sg, 1);
+
+	EXPECT_EQ(post(&swr), 0);
+	EXPECT_EQ(sq_producer(), 1u);
+	EXPECT_EQ(post(&rwr), 0);
+	EXPECT_EQ(rq_producer(), 1u);
+}
+
+TEST_F(ProviderQp, SendSlotCarriesTheHeaderAndTheSges)
+{
+	ready();
+	ibv_sge sg[2] = { { 0x1000, 100, 0x11 }, { 0x2000, 200, 0x22 } };
+	ibv_send_wr wr = send_wr(IBV_WR_SEND, sg, 2, 0xabcdef0123);
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
+			IBV_SEND_FENCE | IBV_SEND_IP_CSUM;
+	wr.imm_data = 0xdeadbeef;	// not an IMM opcode: not carried
+
+	ASSERT_EQ(post(&wr), 0);
+	EXPECT_EQ(sq_producer(), 1u);
+	const sroce_send_wqe w = send_slot(0);
+	EXPECT_EQ(w.wr_id, 0xabcdef0123u);
+	EXPECT_EQ(w.opcode, uint32_t{ IBV_WR_SEND });
+	// IP_CSUM means nothing to RC and is not passed on.
+	EXPECT_EQ(w.send_flags, uint32_t{ IBV_SEND_SIGNALED |
+					  IBV_SEND_SOLICITED |
+					  IBV_SEND_FENCE });
+	EXPECT_EQ(w.ex, 0u);
+	EXPECT_EQ(w.num_sge, 2u);
+	EXPECT_EQ(w.inline_len, 0u);
+	EXPECT_EQ(w.reserved, 0u);
+	const unsigned char zero[sizeof(w.wr.raw)] = {};
+	EXPECT_EQ(std::memcmp(w.wr.raw, zero, sizeof(zero)), 0);
+	for (int i = 0; i < 2; i++) {
+		SCOPED_TRACE(i);
+		const sroce_sge s = send_sge(0, i);
+		EXPECT_EQ(s.addr, sg[i].addr);
+		EXPECT_EQ(s.length, sg[i].length);
+		EXPECT_EQ(s.lkey, sg[i].lkey);
+	}
+}
+
+TEST_F(ProviderQp, ImmediateDataIsCarriedAsGiven)
+{
+	ready();
+	ibv_sge sg{ 0x1000, 4, 0x11 };
+	std::vector<ibv_send_wr> wrs = {
+		send_wr(IBV_WR_SEND_WITH_IMM, &sg, 1, 1),
+		send_wr(IBV_WR_RDMA_WRITE_WITH_IMM, &sg, 1, 2),
+	};
+	chain(wrs);
+	const unsigned char imm[4] = { 0x12, 0x34, 0x56, 0x78 };
+	for (auto &wr : wrs)
+		std::memcpy(&wr.imm_data, imm, sizeof(imm));
+
+	ASSERT_EQ(post(wrs.data()), 0);
+	for (uint32_t i = 0; i < 2; i++) {
+		SCOPED_TRACE(i);
+		// Byte for byte: the application's network order is kept.
+		EXPECT_EQ(std::memcmp(kernel_.sq.slot(i) +
+					      offsetof(sroce_send_wqe, ex),
+				      imm, sizeof(imm)),
+			  0);
+		EXPECT_EQ(send_slot(i).opcode, uint32_t(wrs[i].opcode));
+	}
+}
+
+TEST_F(ProviderQp, RdmaWrsCarryTheRemoteAddressAndKey)
+{
+	ready();
+	ibv_sge sg{ 0x1000, 4096, 0x11 };
+	std::vector<ibv_send_wr> wrs = {
+		send_wr(IBV_WR_RDMA_WRITE, &sg, 1, 1),
+		send_wr(IBV_WR_RDMA_WRITE_WITH_IMM, &sg, 1, 2),
+		send_wr(IBV_WR_RDMA_READ, &sg, 1, 3),
+	};
+	chain(wrs);
+	for (uint32_t i = 0; i < wrs.size(); i++) {
+		wrs[i].wr.rdma.remote_addr = 0x7f0000001000ull + i;
+		wrs[i].wr.rdma.rkey = 0xa0 + i;
+	}
+
+	ASSERT_EQ(post(wrs.data()), 0);
+	EXPECT_EQ(sq_producer(), 3u);
+	for (uint32_t i = 0; i < wrs.size(); i++) {
+		SCOPED_TRACE(i);
+		const sroce_send_wqe w = send_slot(i);
+		EXPECT_EQ(w.wr_id, i + 1);
+		EXPECT_EQ(w.opcode, uint32_t(wrs[i].opcode));
+		EXPECT_EQ(w.wr.rdma.remote_addr, 0x7f0000001000ull + i);
+		EXPECT_EQ(w.wr.rdma.rkey, 0xa0 + i);
+		EXPECT_EQ(w.wr.rdma.reserved, 0u);
+		EXPECT_EQ(w.num_sge, 1u);
+		EXPECT_EQ(send_sge(i, 0).length, 4096u);
+	}
+}
+
+TEST_F(ProviderQp, AtomicWrsCarryTheOperandsAndOneSge)
+{
+	ready();
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	std::vector<ibv_send_wr> wrs = {
+		send_wr(IBV_WR_ATOMIC_CMP_AND_SWP, &sg, 1, 1),
+		send_wr(IBV_WR_ATOMIC_FETCH_AND_ADD, &sg, 1, 2),
+	};
+	chain(wrs);
+	for (uint32_t i = 0; i < wrs.size(); i++) {
+		wrs[i].wr.atomic.remote_addr = 0x8000 + 8 * i;
+		wrs[i].wr.atomic.compare_add = 0x1111111111111111ull * (i + 1);
+		wrs[i].wr.atomic.swap = 0x0102030405060708ull + i;
+		wrs[i].wr.atomic.rkey = 0xb0 + i;
+	}
+
+	ASSERT_EQ(post(wrs.data()), 0);
+	for (uint32_t i = 0; i < wrs.size(); i++) {
+		SCOPED_TRACE(i);
+		const sroce_send_wqe w = send_slot(i);
+		EXPECT_EQ(w.opcode, uint32_t(wrs[i].opcode));
+		EXPECT_EQ(w.wr.atomic.remote_addr, 0x8000u + 8 * i);
+		EXPECT_EQ(w.wr.atomic.compare_add,
+			  0x1111111111111111ull * (i + 1));
+		EXPECT_EQ(w.wr.atomic.swap, 0x0102030405060708ull + i);
+		EXPECT_EQ(w.wr.atomic.rkey, 0xb0 + i);
+		EXPECT_EQ(w.num_sge, 1u);
+		EXPECT_EQ(send_sge(i, 0).addr, 0x1000u);
+		EXPECT_EQ(send_sge(i, 0).length, 8u);
+	}
+}
+
+TEST_F(ProviderQp, InlineSendCopiesThePayloadIntoTheSlot)
+{
+	ready();
+	std::memcpy(buf_a, "hello ", 6);
+	std::memcpy(buf_b, "inline world", 12);
+	ibv_sge sg[3] = { { addr_of(buf_a), 6, 0 },
+			  { 0, 0, 0 },	// empty: nothing to read
+			  { addr_of(buf_b), 12, 0 } };
+	std::vector<ibv_send_wr> wrs = {
+		send_wr(IBV_WR_SEND, sg, 3, 1),
+		send_wr(IBV_WR_RDMA_WRITE, sg, 1, 2),
+	};
+	chain(wrs);
+	for (auto &wr : wrs)
+		wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	wrs[1].wr.rdma.remote_addr = 0x9000;
+	wrs[1].wr.rdma.rkey = 0xc1;
+
+	ASSERT_EQ(post(wrs.data()), 0);
+	sroce_send_wqe w = send_slot(0);
+	EXPECT_EQ(w.num_sge, 0u);
+	EXPECT_EQ(w.inline_len, 18u);
+	EXPECT_EQ(w.send_flags,
+		  uint32_t{ IBV_SEND_INLINE | IBV_SEND_SIGNALED });
+	EXPECT_EQ(std::memcmp(kernel_.sq.slot(0) + sizeof(w),
+			      "hello inline world", 18),
+		  0);
+	w = send_slot(1);
+	EXPECT_EQ(w.num_sge, 0u);
+	EXPECT_EQ(w.inline_len, 6u);
+	EXPECT_EQ(w.wr.rdma.rkey, 0xc1u);
+	EXPECT_EQ(std::memcmp(kernel_.sq.slot(1) + sizeof(w), "hello ", 6),
+		  0);
+}
+
+TEST_F(ProviderQp, InlineFillsItsSlotAndNoMore)
+{
+	ready();
+	std::memset(buf_a, 0x5a, sizeof(buf_a));
+	// 64 inline bytes: up to the last byte of the 128-byte slot.
+	ibv_sge sg[2] = { { addr_of(buf_a), 40, 0 },
+			  { addr_of(buf_a), 24, 0 } };
+	ibv_send_wr wr = send_wr(IBV_WR_SEND, sg, 2);
+	wr.send_flags = IBV_SEND_INLINE;
+	ASSERT_EQ(kernel_.sq.slot_size(), sizeof(sroce_send_wqe) + kInline);
+
+	ASSERT_EQ(post(&wr), 0);
+	EXPECT_EQ(send_slot(0).inline_len, kInline);
+	const unsigned char *slot = kernel_.sq.slot(0);
+	EXPECT_TRUE(std::all_of(slot + sizeof(sroce_send_wqe),
+				slot + kernel_.sq.slot_size(),
+				[](unsigned char b) { return b == 0x5a; }));
+	const unsigned char *next = kernel_.sq.slot(1);
+	EXPECT_TRUE(std::all_of(next, next + kernel_.sq.slot_size(),
+				[](unsigned char b) { return b == 0; }));
+
+	// One byte more does not fit.
+	sg[1].length = 25;
+	ibv_send_wr *bad = nullptr;
+	EXPECT_EQ(post(&wr, &bad), EINVAL);
+	EXPECT_EQ(bad, &wr);
+	EXPECT_EQ(sq_producer(), 1u);
+	EXPECT_TRUE(std::all_of(next, next + kernel_.sq.slot_size(),
+				[](unsigned char b) { return b == 0; }));
+}
+
+TEST_F(ProviderQp, InvalidSendWrIsReturnedAndTheOnesBeforeItArePosted)
+{
+	struct Case {
+		const char *what;
+		ibv_wr_opcode opcode;
+		int num_sge;
+		uint32_t len0;
+		unsigned int flags;
+	};
+	const Case cases[] = {
+		{ "too many SGEs", IBV_WR_SEND, kSendSge + 1, 8, 0 },
+		{ "negative SGE count", IBV_WR_SEND, -1, 8, 0 },
+		{ "SEND_WITH_INV", IBV_WR_SEND_WITH_INV, 1, 8, 0 },
+		{ "LOCAL_INV", IBV_WR_LOCAL_INV, 0, 8, 0 },
+		{ "BIND_MW", IBV_WR_BIND_MW, 0, 8, 0 },
+		{ "TSO", IBV_WR_TSO, 1, 8, 0 },
+		{ "unknown opcode", static_cast<ibv_wr_opcode>(99), 1, 8, 0 },
+		{ "inline READ", IBV_WR_RDMA_READ, 1, 8, IBV_SEND_INLINE },
+		{ "inline atomic", IBV_WR_ATOMIC_CMP_AND_SWP, 1, 8,
+		  IBV_SEND_INLINE },
+		{ "atomic without SGE", IBV_WR_ATOMIC_FETCH_AND_ADD, 0, 8, 0 },
+		{ "atomic with 2 SGEs", IBV_WR_ATOMIC_FETCH_AND_ADD, 2, 8, 0 },
+		{ "atomic of 4 bytes", IBV_WR_ATOMIC_CMP_AND_SWP, 1, 4, 0 },
+		{ "atomic of 16 bytes", IBV_WR_ATOMIC_FETCH_AND_ADD, 1, 16, 0 },
+		{ "inline beyond max_inline_data", IBV_WR_SEND, 2, kInline,
+		  IBV_SEND_INLINE },
+	};
+	ready();
+	uint32_t posted = 0;
+
+	for (const Case &c : cases) {
+		SCOPED_TRACE(c.what);
+		ibv_sge sg[kSendSge + 1] = {};
+		for (auto &s : sg)
+			s = { addr_of(buf_a), 1, 0x11 };
+		sg[0].length = c.len0;
+		std::vector<ibv_send_wr> wrs = {
+			send_wr(IBV_WR_SEND, sg, 1, 10),
+			send_wr(c.opcode, sg, c.num_sge, 11),
+			send_wr(IBV_WR_SEND, sg, 1, 12),
+		};
+		chain(wrs);
+		wrs[1].send_flags = c.flags;
+		ibv_send_wr *bad = nullptr;
+
+		EXPECT_EQ(post(wrs.data(), &bad), EINVAL);
+		EXPECT_EQ(bad, &wrs[1]);
+		// The first WR is published, the failing one and the rest not.
+		EXPECT_EQ(sq_producer(), ++posted);
+		EXPECT_EQ(send_slot(posted - 1).wr_id, 10u);
+		kernel_.sq.hdr()->consumer = posted;	// keep room
+	}
+}
+
+TEST_F(ProviderQp, FullSendQueueReportsEnomem)
+{
+	ready();
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	std::vector<ibv_send_wr> wrs;
+	for (uint64_t i = 0; i < kernel_.sq_slots + 1; i++)
+		wrs.push_back(send_wr(IBV_WR_SEND, &sg, 1, i));
+	chain(wrs);
+	ibv_send_wr *bad = nullptr;
+
+	// The kernel consumes nothing: 8 WRs fit, the 9th does not.
+	EXPECT_EQ(post(wrs.data(), &bad), ENOMEM);
+	EXPECT_EQ(bad, &wrs[8]);
+	EXPECT_EQ(sq_producer(), 8u);
+	EXPECT_EQ(post(&wrs[8], &bad), ENOMEM);
+	EXPECT_EQ(bad, &wrs[8]);
+	EXPECT_EQ(sq_producer(), 8u);
+	EXPECT_EQ(send_slot(0).wr_id, 0u);	// not overwritten
+
+	// Once the kernel has released 3 slots, 3 more WRs fit.
+	kernel_.sq.hdr()->consumer = 3;
+	EXPECT_EQ(post(&wrs[4], &bad), ENOMEM);
+	EXPECT_EQ(bad, &wrs[7]);
+	EXPECT_EQ(sq_producer(), 11u);
+	EXPECT_EQ(send_slot(8).wr_id, 4u);
+	EXPECT_EQ(send_slot(10).wr_id, 6u);
+	EXPECT_EQ(send_slot(3).wr_id, 3u);	// still in use
+}
+
+TEST_F(ProviderQp, SendQueueIgnoresAConsumerBeyondTheRing)
+{
+	ready();
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	ibv_send_wr wr = send_wr(IBV_WR_SEND, &sg, 1);
+
+	kernel_.sq.hdr()->consumer = 100;	// more than the ring could owe
+	EXPECT_EQ(post(&wr), ENOMEM);
+	EXPECT_EQ(sq_producer(), 0u);
+}
+
+TEST_F(ProviderQp, CountersWrapAroundTheRing)
+{
+	kernel_.qp_start = 0xfffffffe;
+	ready();
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	std::vector<ibv_send_wr> swrs;
+	std::vector<ibv_recv_wr> rwrs;
+	for (uint64_t i = 0; i < 4; i++) {
+		swrs.push_back(send_wr(IBV_WR_SEND, &sg, 1, 100 + i));
+		rwrs.push_back(recv_wr(&sg, 1, 200 + i));
+	}
+	chain(swrs);
+	chain(rwrs);
+
+	ASSERT_EQ(post(swrs.data()), 0);
+	ASSERT_EQ(post(rwrs.data()), 0);
+	EXPECT_EQ(sq_producer(), 2u);
+	EXPECT_EQ(rq_producer(), 2u);
+	for (uint32_t i = 0; i < 4; i++) {
+		SCOPED_TRACE(i);
+		EXPECT_EQ(send_slot(0xfffffffe + i).wr_id, 100u + i);
+		EXPECT_EQ(recv_slot(0xfffffffe + i).wr_id, 200u + i);
+	}
+	// The RQ (4 slots) is full across the wrap.
+	ibv_recv_wr *bad = nullptr;
+	EXPECT_EQ(post(&rwrs[0], &bad), ENOMEM);
+}
+
+TEST_F(ProviderQp, ThePublishedProducerIsNeverReadBack)
+{
+	ready();
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	ibv_send_wr wr = send_wr(IBV_WR_SEND, &sg, 1, 1);
+	ibv_recv_wr rwr = recv_wr(&sg, 1, 1);
+
+	ASSERT_EQ(post(&wr), 0);
+	ASSERT_EQ(post(&rwr), 0);
+	// Someone scribbles over the shared copies.
+	kernel_.sq.hdr()->producer = 5;
+	kernel_.rq.hdr()->producer = 3;
+	wr.wr_id = rwr.wr_id = 2;
+	ASSERT_EQ(post(&wr), 0);
+	ASSERT_EQ(post(&rwr), 0);
+	EXPECT_EQ(sq_producer(), 2u);
+	EXPECT_EQ(rq_producer(), 2u);
+	EXPECT_EQ(send_slot(1).wr_id, 2u);
+	EXPECT_EQ(recv_slot(1).wr_id, 2u);
+	EXPECT_EQ(send_slot(5).wr_id, 0u);
+}
+
+TEST_F(ProviderQp, SqDoorbellRingsOnlyWhenTheKernelAsks)
+{
+	ready(false);
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	ibv_send_wr wr = send_wr(IBV_WR_SEND, &sg, 1);
+	const size_t before = kernel_.log.size();
+
+	// A new QP's worker is idle: the first post rings, which wakes it.
+	ASSERT_EQ(kernel_.sq.hdr()->flags, uint32_t{ SROCE_SQ_NEED_WAKEUP });
+	ASSERT_EQ(post(&wr), 0);
+	ASSERT_EQ(kernel_.log.size(), before + 1);
+	const Command &c = kernel_.log.back();
+	EXPECT_EQ(c.command, IB_USER_VERBS_CMD_POST_SEND);
+	EXPECT_EQ(c.in_words * 4u,
+		  sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_post_send));
+	EXPECT_EQ(c.out_words * 4u, sizeof(ib_uverbs_post_send_resp));
+	const auto field = [&](size_t off) {
+		return c.at<uint32_t>(sizeof(ib_uverbs_cmd_hdr) + off);
+	};
+	EXPECT_EQ(field(offsetof(ib_uverbs_post_send, qp_handle)),
+		  FakeUverbs::kQpHandle);
+	EXPECT_EQ(field(offsetof(ib_uverbs_post_send, wr_count)), 0u);
+	EXPECT_EQ(field(offsetof(ib_uverbs_post_send, sge_count)), 0u);
+	EXPECT_EQ(field(offsetof(ib_uverbs_post_send, wqe_size)),
+		  sizeof(ib_uverbs_send_wr));
+	EXPECT_EQ(kernel_.sq_doorbells, std::vector<uint32_t>{ 1 });
+
+	// The worker runs: no doorbell.
+	ASSERT_EQ(post(&wr), 0);
+	ASSERT_EQ(post(&wr), 0);
+	EXPECT_EQ(kernel_.log.size(), before + 1);
+
+	// It went idle again.
+	kernel_.sq.hdr()->flags = SROCE_SQ_NEED_WAKEUP;
+	ASSERT_EQ(post(&wr), 0);
+	EXPECT_EQ(kernel_.sq_doorbells, (std::vector<uint32_t>{ 1, 4 }));
+	EXPECT_EQ(commands(IB_USER_VERBS_CMD_POST_RECV), 0u);
+}
+
+TEST_F(ProviderQp, SqDoorbellRingsOncePerCallAfterEveryWrIsPublished)
+{
+	ready(false);
+	kernel_.wake_clears_sq_flag = false;
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	std::vector<ibv_send_wr> wrs;
+	for (uint64_t i = 0; i < 3; i++)
+		wrs.push_back(send_wr(IBV_WR_SEND, &sg, 1, i));
+	chain(wrs);
+
+	ASSERT_EQ(post(wrs.data()), 0);
+	// One doorbell, which found all three WRs published.
+	EXPECT_EQ(kernel_.sq_doorbells, std::vector<uint32_t>{ 3 });
+
+	wrs[0].next = nullptr;
+	ASSERT_EQ(post(&wrs[0]), 0);
+	ASSERT_EQ(post(&wrs[0]), 0);
+	EXPECT_EQ(kernel_.sq_doorbells, (std::vector<uint32_t>{ 3, 4, 5 }));
+}
+
+TEST_F(ProviderQp, NoDoorbellWhenNothingWasPosted)
+{
+	ready(false);
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	ibv_send_wr wr = send_wr(IBV_WR_SEND, &sg, kSendSge + 1);
+	ibv_recv_wr rwr = recv_wr(&sg, kRecvSge + 1);
+	kernel_.rq.hdr()->flags = SROCE_RQ_NEED_WAKEUP;
+
+	EXPECT_EQ(post(&wr), EINVAL);
+	EXPECT_EQ(post(&rwr), EINVAL);
+	EXPECT_EQ(commands(IB_USER_VERBS_CMD_POST_SEND), 0u);
+	EXPECT_EQ(commands(IB_USER_VERBS_CMD_POST_RECV), 0u);
+}
+
+TEST_F(ProviderQp, AFailedWrStillRingsForTheOnesBeforeIt)
+{
+	ready(false);
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	std::vector<ibv_send_wr> wrs = {
+		send_wr(IBV_WR_SEND, &sg, 1, 1),
+		send_wr(IBV_WR_LOCAL_INV, &sg, 0, 2),
+	};
+	chain(wrs);
+	ibv_send_wr *bad = nullptr;
+
+	EXPECT_EQ(post(wrs.data(), &bad), EINVAL);
+	EXPECT_EQ(bad, &wrs[1]);
+	EXPECT_EQ(kernel_.sq_doorbells, std::vector<uint32_t>{ 1 });
+}
+
+TEST_F(ProviderQp, FailedSqDoorbellIsReported)
+{
+	ready(false);
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	std::vector<ibv_send_wr> wrs = {
+		send_wr(IBV_WR_SEND, &sg, 1, 1),
+		send_wr(IBV_WR_SEND, &sg, 1, 2),
+	};
+	chain(wrs);
+	ibv_send_wr *bad = nullptr;
+
+	kernel_.fail_command = IB_USER_VERBS_CMD_POST_SEND;
+	kernel_.fail_errno = EIO;
+	EXPECT_EQ(post(wrs.data(), &bad), EIO);
+	EXPECT_EQ(bad, &wrs[0]);
+	EXPECT_EQ(commands(IB_USER_VERBS_CMD_POST_SEND), 1u);
+	// The WRs are in the ring all the same.
+	EXPECT_EQ(sq_producer(), 2u);
+}
+
+TEST_F(ProviderQp, PostRecvIsRefusedInResetOnly)
+{
+	ASSERT_NE(create_qp(), nullptr) << std::strerror(errno);
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	ibv_recv_wr wr = recv_wr(&sg, 1);
+	ibv_recv_wr *bad = nullptr;
+
+	EXPECT_EQ(post(&wr, &bad), EINVAL);
+	EXPECT_EQ(bad, &wr);
+	EXPECT_EQ(rq_producer(), 0u);
+	ASSERT_EQ(to_state(IBV_QPS_INIT), 0);
+	EXPECT_EQ(post(&wr), 0);
+	ASSERT_EQ(to_state(IBV_QPS_RTR), 0);
+	EXPECT_EQ(post(&wr), 0);
+	EXPECT_EQ(rq_producer(), 2u);
+}
+
+TEST_F(ProviderQp, RecvSlotCarriesTheSges)
+{
+	ready();
+	ibv_sge sg[3] = { { 0x1000, 100, 0x11 },
+			  { 0x2000, 200, 0x22 },
+			  { 0x3000, 300, 0x33 } };
+	std::vector<ibv_recv_wr> wrs = { recv_wr(sg, 3, 0x1234567890),
+					 recv_wr(sg, 0, 7) };
+	chain(wrs);
+
+	ASSERT_EQ(post(wrs.data()), 0);
+	EXPECT_EQ(rq_producer(), 2u);
+	sroce_recv_wqe w = recv_slot(0);
+	EXPECT_EQ(w.wr_id, 0x1234567890u);
+	EXPECT_EQ(w.num_sge, 3u);
+	EXPECT_EQ(w.reserved, 0u);
+	for (int i = 0; i < 3; i++) {
+		SCOPED_TRACE(i);
+		const sroce_sge s = recv_sge(0, i);
+		EXPECT_EQ(s.addr, sg[i].addr);
+		EXPECT_EQ(s.length, sg[i].length);
+		EXPECT_EQ(s.lkey, sg[i].lkey);
+	}
+	w = recv_slot(1);
+	EXPECT_EQ(w.wr_id, 7u);
+	EXPECT_EQ(w.num_sge, 0u);
+}
+
+TEST_F(ProviderQp, InvalidRecvWrIsReturnedAndTheOnesBeforeItArePosted)
+{
+	ready();
+	ibv_sge sg[kRecvSge + 1] = {};
+	for (const int num_sge : { int(kRecvSge) + 1, -1 }) {
+		SCOPED_TRACE(num_sge);
+		std::vector<ibv_recv_wr> wrs = { recv_wr(sg, 1, 1),
+						 recv_wr(sg, num_sge, 2),
+						 recv_wr(sg, 1, 3) };
+		chain(wrs);
+		ibv_recv_wr *bad = nullptr;
+		const uint32_t before = rq_producer();
+
+		EXPECT_EQ(post(wrs.data(), &bad), EINVAL);
+		EXPECT_EQ(bad, &wrs[1]);
+		EXPECT_EQ(rq_producer(), before + 1);
+		EXPECT_EQ(recv_slot(before).wr_id, 1u);
+	}
+}
+
+TEST_F(ProviderQp, FullReceiveQueueReportsEnomem)
+{
+	ready();
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	std::vector<ibv_recv_wr> wrs;
+	for (uint64_t i = 0; i < kernel_.rq_slots + 2; i++)
+		wrs.push_back(recv_wr(&sg, 1, i));
+	chain(wrs);
+	ibv_recv_wr *bad = nullptr;
+
+	EXPECT_EQ(post(wrs.data(), &bad), ENOMEM);
+	EXPECT_EQ(bad, &wrs[4]);
+	EXPECT_EQ(rq_producer(), 4u);
+	kernel_.rq.hdr()->consumer = 1;
+	EXPECT_EQ(post(&wrs[4], &bad), ENOMEM);
+	EXPECT_EQ(bad, &wrs[5]);
+	EXPECT_EQ(rq_producer(), 5u);
+	EXPECT_EQ(recv_slot(4).wr_id, 4u);
+}
+
+TEST_F(ProviderQp, RqDoorbellRingsOnlyWhenTheKernelAsks)
+{
+	ready();
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	std::vector<ibv_recv_wr> wrs = { recv_wr(&sg, 1, 1),
+					 recv_wr(&sg, 1, 2) };
+	chain(wrs);
+
+	// Outside the error state a receive needs no doorbell.
+	ASSERT_EQ(post(wrs.data()), 0);
+	EXPECT_EQ(commands(IB_USER_VERBS_CMD_POST_RECV), 0u);
+
+	// In error, the kernel flushes: every post rings, once per call.
+	ASSERT_EQ(to_state(IBV_QPS_ERR), 0);
+	kernel_.rq.hdr()->flags = SROCE_RQ_NEED_WAKEUP;
+	ASSERT_EQ(post(wrs.data()), 0);
+	kernel_.rq.hdr()->consumer = 4;		// flushed
+	wrs[0].next = nullptr;
+	ASSERT_EQ(post(&wrs[0]), 0);
+	EXPECT_EQ(kernel_.rq_doorbells, (std::vector<uint32_t>{ 4, 5 }));
+	const Command &c = kernel_.log.back();
+	EXPECT_EQ(c.command, IB_USER_VERBS_CMD_POST_RECV);
+	EXPECT_EQ(c.in_words * 4u,
+		  sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_post_recv));
+	const auto field = [&](size_t off) {
+		return c.at<uint32_t>(sizeof(ib_uverbs_cmd_hdr) + off);
+	};
+	EXPECT_EQ(field(offsetof(ib_uverbs_post_recv, qp_handle)),
+		  FakeUverbs::kQpHandle);
+	EXPECT_EQ(field(offsetof(ib_uverbs_post_recv, wr_count)), 0u);
+	EXPECT_EQ(field(offsetof(ib_uverbs_post_recv, sge_count)), 0u);
+	EXPECT_EQ(field(offsetof(ib_uverbs_post_recv, wqe_size)),
+		  sizeof(ib_uverbs_recv_wr));
+	// The RQ's flag does not concern the SQ, nor the reverse.
+	EXPECT_EQ(commands(IB_USER_VERBS_CMD_POST_SEND), 0u);
+}
+
+TEST_F(ProviderQp, FailedRqDoorbellIsReported)
+{
+	ready();
+	ibv_sge sg{ 0x1000, 8, 0x11 };
+	ibv_recv_wr wr = recv_wr(&sg, 1);
+	ibv_recv_wr *bad = nullptr;
+
+	kernel_.rq.hdr()->flags = SROCE_RQ_NEED_WAKEUP;
+	kernel_.fail_command = IB_USER_VERBS_CMD_POST_RECV;
+	kernel_.fail_errno = ENODEV;
+	EXPECT_EQ(post(&wr, &bad), ENODEV);
+	EXPECT_EQ(bad, &wr);
+	EXPECT_EQ(rq_producer(), 1u);
+}
+
+TEST_F(ProviderQp, ConcurrentPostersGetDistinctSlots)
+{
+	constexpr uint32_t kThreads = 4;
+	constexpr uint32_t kEach = 16384;
+	kernel_.sq_slots = kThreads * kEach;
+	kernel_.rq_slots = kThreads * kEach;
+	ready();
+	std::atomic<uint32_t> waiting{ kThreads };
+	std::vector<std::thread> threads;
+
+	for (uint32_t t = 0; t < kThreads; t++) {
+		threads.emplace_back([this, t, &waiting] {
+			ibv_sge sg{ 0x1000, 8, 0x11 };
+
+			// Start together, to collide as often as possible.
+			waiting--;
+			while (waiting)
+				std::this_thread::yield();
+			for (uint32_t i = 0; i < kEach; i++) {
+				const uint64_t id = uint64_t{ t } << 32 | i;
+				ibv_send_wr swr =
+					send_wr(IBV_WR_SEND, &sg, 1, id);
+				ibv_recv_wr rwr = recv_wr(&sg, 1, id);
+				if (post(&swr) || post(&rwr))
+					return;
+			}
+		});
+	}
+	for (auto &th : threads)
+		th.join();
+
+	EXPECT_EQ(sq_producer(), kThreads * kEach);
+	EXPECT_EQ(rq_producer(), kThreads * kEach);
+	std::set<uint64_t> sent, received;
+	for (uint32_t i = 0; i < kThreads * kEach; i++) {
+		sent.insert(send_slot(i).wr_id);
+		received.insert(recv_slot(i).wr_id);
+	}
+	// Every WR in a slot of its own.
+	EXPECT_EQ(sent.size(), size_t{ kThreads * kEach });
+	EXPECT_EQ(received.size(), size_t{ kThreads * kEach });
 }
 
 } // namespace

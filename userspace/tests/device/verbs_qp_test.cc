@@ -477,16 +477,19 @@ TEST_F(QueuePair, GoesToErrorFromAnyStateButResetAndBackToReset)
 	}
 }
 
-TEST_F(QueuePair, PostingIsNotImplementedYet)
+// The provider refuses WRs on a QP in RESET before they reach the ring.
+TEST_F(QueuePair, PostingInResetIsRefused)
 {
 	Qp qp = create();
 	ASSERT_TRUE(qp) << std::strerror(errno);
 	ibv_send_wr swr{};
 	ibv_send_wr *bad_s = nullptr;
-	EXPECT_NE(ibv_post_send(qp.get(), &swr, &bad_s), 0);
+	EXPECT_EQ(ibv_post_send(qp.get(), &swr, &bad_s), EINVAL);
+	EXPECT_EQ(bad_s, &swr);
 	ibv_recv_wr rwr{};
 	ibv_recv_wr *bad_r = nullptr;
-	EXPECT_NE(ibv_post_recv(qp.get(), &rwr, &bad_r), 0);
+	EXPECT_EQ(ibv_post_recv(qp.get(), &rwr, &bad_r), EINVAL);
+	EXPECT_EQ(bad_r, &rwr);
 }
 
 TEST_F(QueuePair, CreateDestroyCyclesLeaveNothingBehind)
