@@ -92,10 +92,11 @@ static void sroce_device_init_ibdev(struct sroce_dev *sdev,
 	sroce_mr_dev_init(sdev);
 	sroce_qp_dev_init(sdev);
 	/*
-	 * The provider's SQ doorbell is the POST_SEND write command, which
-	 * ib_core leaves disabled unless the driver asks for it.
+	 * The provider's doorbells are the POST_SEND and POST_RECV write
+	 * commands, which ib_core leaves disabled unless the driver asks.
 	 */
-	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	sdev->port_state = SROCE_PORT_DOWN;
 }
 

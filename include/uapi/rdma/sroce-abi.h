@@ -213,8 +213,9 @@ struct sroce_recv_wqe {
  *
  * NEED_WAKEUP: the kernel's worker for this QP is idle (the flag is set at
  * creation) and will not look at the SQ again until the provider rings the
- * doorbell: a write() on the uverbs command descriptor of
- * IB_USER_VERBS_CMD_POST_SEND for this QP with wr_count 0.  While the flag
+ * doorbell: the IB_USER_VERBS_CMD_POST_SEND command (libibverbs'
+ * ibv_cmd_post_send() with no work requests) for this QP with wr_count 0.
+ * A doorbell fails only if the device or QP is gone.  While the flag
  * is clear the worker is running and will see newly produced WQEs without a
  * doorbell, so the provider rings it only when the flag is set.
  *
@@ -238,7 +239,7 @@ enum sroce_sq_flags {
  * NEED_WAKEUP: the QP is in the error state, so receive WQEs are no longer
  * consumed by arriving packets but must be completed with
  * IBV_WC_WR_FLUSH_ERR by the kernel's worker.  While the flag is set, the
- * provider rings the RQ doorbell after posting - a write() of
+ * provider rings the RQ doorbell after posting - the command
  * IB_USER_VERBS_CMD_POST_RECV for this QP with wr_count 0 - following the
  * same order as for the SQ: release-store the producer, full fence, load the
  * flags.  The kernel sets the flag (fully ordered) before its final flush of
