@@ -151,6 +151,8 @@ static bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 
 	if (!sroce_ring_used(producer, resp->rq_cons, qp->rq.num_slots)) {
 		sroce_resp_nak(qp, SROCE_AETH_RNR_NAK, qp->min_rnr_timer);
+		/* packets already behind it must not cut the wait short */
+		resp->st.nak_sent = true;
 		return false;
 	}
 	memcpy(resp->rwqe, sroce_queue_slot(&qp->rq, resp->rq_cons),
