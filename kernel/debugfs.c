@@ -11,6 +11,7 @@
 
 atomic_t sroce_objs[SROCE_OBJ_KINDS];
 atomic64_t sroce_drops[SROCE_DROP_REASONS];
+atomic64_t sroce_tx_errors[SROCE_TX_ERRORS];
 
 static const char *const obj_names[SROCE_OBJ_KINDS] = {
 	[SROCE_OBJ_DEVICE] = "devices",
@@ -33,6 +34,14 @@ static const char *const drop_names[SROCE_DROP_REASONS] = {
 	[SROCE_DROP_QP_STATE] = "qp_state",
 	[SROCE_DROP_TRANSPORT] = "wrong_transport",
 	[SROCE_DROP_STALE] = "stale",
+	[SROCE_DROP_NO_MEM] = "no_mem",
+};
+
+static const char *const tx_error_names[SROCE_TX_ERRORS] = {
+	[SROCE_TX_NO_ROUTE] = "no_route",
+	[SROCE_TX_NO_MEM] = "no_mem",
+	[SROCE_TX_DROPPED] = "dropped",
+	[SROCE_TX_BAD_SKB] = "bad_skb",
 };
 
 static struct dentry *sroce_dir;
@@ -47,22 +56,36 @@ static int objects_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(objects);
 
-static int rx_drops_show(struct seq_file *s, void *unused)
+static void show_counters(struct seq_file *s, const char *const *names,
+			  const atomic64_t *counts, int n)
 {
 	int i;
 
-	for (i = 0; i < SROCE_DROP_REASONS; i++)
-		seq_printf(s, "%s %lld\n", drop_names[i],
-			   (long long)atomic64_read(&sroce_drops[i]));
+	for (i = 0; i < n; i++)
+		seq_printf(s, "%s %lld\n", names[i],
+			   (long long)atomic64_read(&counts[i]));
+}
+
+static int rx_drops_show(struct seq_file *s, void *unused)
+{
+	show_counters(s, drop_names, sroce_drops, SROCE_DROP_REASONS);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(rx_drops);
+
+static int tx_errors_show(struct seq_file *s, void *unused)
+{
+	show_counters(s, tx_error_names, sroce_tx_errors, SROCE_TX_ERRORS);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(tx_errors);
 
 void sroce_debugfs_init(void)
 {
 	sroce_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("objects", 0444, sroce_dir, NULL, &objects_fops);
 	debugfs_create_file("rx_drops", 0444, sroce_dir, NULL, &rx_drops_fops);
+	debugfs_create_file("tx_errors", 0444, sroce_dir, NULL, &tx_errors_fops);
 }
 
 void sroce_debugfs_exit(void)

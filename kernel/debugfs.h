@@ -32,11 +32,25 @@ enum sroce_drop_reason {
 	SROCE_DROP_QP_STATE,	/* the QP cannot receive in its state */
 	SROCE_DROP_TRANSPORT,	/* opcode of another transport than the QP's */
 	SROCE_DROP_STALE,	/* duplicate or out-of-window, nothing to do */
+	SROCE_DROP_NO_MEM,	/* could not be made linear and private */
 	SROCE_DROP_REASONS,
+};
+
+/*
+ * Packets the transmit path could not send, by reason.  Read from
+ * .../sroce/tx_errors.
+ */
+enum sroce_tx_error {
+	SROCE_TX_NO_ROUTE,	/* no unicast route to the destination */
+	SROCE_TX_NO_MEM,	/* no skb */
+	SROCE_TX_DROPPED,	/* refused by the IP stack (too big, filter, qdisc) */
+	SROCE_TX_BAD_SKB,	/* not as sroce_net_alloc_skb() made it */
+	SROCE_TX_ERRORS,
 };
 
 extern atomic_t sroce_objs[SROCE_OBJ_KINDS];
 extern atomic64_t sroce_drops[SROCE_DROP_REASONS];
+extern atomic64_t sroce_tx_errors[SROCE_TX_ERRORS];
 
 static inline void sroce_obj_get(enum sroce_obj_kind kind)
 {
@@ -51,6 +65,11 @@ static inline void sroce_obj_put(enum sroce_obj_kind kind)
 static inline void sroce_drop_count(enum sroce_drop_reason why)
 {
 	atomic64_inc(&sroce_drops[why]);
+}
+
+static inline void sroce_tx_error_count(enum sroce_tx_error why)
+{
+	atomic64_inc(&sroce_tx_errors[why]);
 }
 
 void sroce_debugfs_init(void);

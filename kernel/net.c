@@ -1,22 +1,57 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The RoCE v2 UDP endpoint: one kernel UDP tunnel socket per address family
- * on port 4791 in the initial network namespace.
+ * on port 4791 in the initial network namespace, the receive path from those
+ * sockets to the QPs and the transmit path of connected QPs.
  *
  * The sockets exist while at least one sroce device does.  Opening them at
  * the first "rdma link add" rather than at module load lets "modprobe sroce"
  * succeed next to rdma_rxe (which binds 4791 at load) and turns the clash into
  * a clear error on the command that needs the port.
  *
+ * Receive (softirq, from UDP's encap_rcv): find the sroce device the datagram
+ * is for, check that it is long enough, carried by a plain IP header and has
+ * a valid ICRC, look its destination QP up and hand it to the QP's execution
+ * context (exec.h).  Every dropped datagram is counted by reason in
+ * /sys/kernel/debug/sroce/rx_drops.
+ *
+ * Transmit (process context, qp->mutex held): route the QP's address vector,
+ * add the UDP and IP headers sroce builds itself (so that every field the
+ * ICRC covers is final before the ICRC is computed) and the ICRC, and hand
+ * the packet to ip_local_out()/ip6_local_out().  A destination address of
+ * this host routes through the loopback device, which delivers the packet
+ * back to our own socket without touching the wire: that is how QPs of one
+ * host, on the same device or on two, talk to each other.  Failures are
+ * counted in /sys/kernel/debug/sroce/tx_errors.
+ *
  * Locking: net_mutex serialises users and the socket pointers.  It is taken
- * from newlink and from dealloc_driver only, never under RTNL.
+ * from newlink and from dealloc_driver only, never under RTNL.  The data
+ * paths do not touch the socket pointers; the sockets outlive every device
+ * and so every QP.
  */
+#include <linux/crc32.h>
+#include <linux/inetdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/mutex.h>
 #include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
 #include <net/udp_tunnel.h>
+#include <rdma/ib_cache.h>
+#include <rdma/sroce-abi.h>
 
+#include "core/hdr.h"
+#include "core/icrc.h"
 #include "debugfs.h"
+#include "device.h"
+#include "exec.h"
 #include "net.h"
+#include "qp.h"
 
 /* Any non-zero encap_type makes UDP hand datagrams to encap_rcv. */
 #define SROCE_ENCAP_TYPE 1
@@ -26,14 +61,391 @@ static unsigned int net_users;
 static struct socket *sock4;
 static struct socket *sock6;
 
+static void sroce_net_rx_drop(struct sk_buff *skb, enum sroce_drop_reason why)
+{
+	sroce_drop_count(why);
+	kfree_skb(skb);
+}
+
 /*
- * Nothing consumes RoCE packets yet: every datagram is dropped and counted so
- * that traffic aimed at a device without queue pairs is visible, not silent.
+ * The netdev that owns the destination address of a datagram that came
+ * through the loopback device.  Caller holds rcu_read_lock(); the result is
+ * not referenced.
+ */
+static struct net_device *sroce_net_rx_local_dev(struct sk_buff *skb)
+{
+	struct net *net = dev_net(skb->dev);
+
+	if (skb->protocol == htons(ETH_P_IP))
+		return __ip_dev_find(net, ip_hdr(skb)->daddr, false);
+	/* Only the IPv6 socket, opened only when IPv6 works, gets here. */
+	return ipv6_stub->ipv6_dev_find(net, &ipv6_hdr(skb)->daddr, NULL);
+}
+
+/*
+ * The sroce device a datagram is for, with a reference, or NULL.  From the
+ * wire that is the device of the netdev it arrived on.  A packet that one
+ * device of this host sent to an address of this host was routed through
+ * the loopback device, so there the destination address names the netdev.
+ */
+static struct ib_device *sroce_net_rx_ibdev(struct sk_buff *skb)
+{
+	struct net_device *ndev = skb->dev;
+	struct ib_device *ibdev = NULL;
+
+	if (!(ndev->flags & IFF_LOOPBACK))
+		return ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
+
+	rcu_read_lock();
+	ndev = sroce_net_rx_local_dev(skb);
+	if (ndev)
+		ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
+	rcu_read_unlock();
+	return ibdev;
+}
+
+/*
+ * Make the datagram what sroce_exec_rx() expects: skb->data at the BTH,
+ * linear, with a verified ICRC.  Returns false with the reason to drop it.
+ */
+static bool sroce_net_rx_valid(struct sk_buff *skb,
+			       enum sroce_drop_reason *why)
+{
+	enum sroce_icrc_status st;
+
+	/* UDP pulled the IP header and trimmed skb->len to the UDP length. */
+	__skb_pull(skb, sizeof(struct udphdr));
+
+	/*
+	 * The ICRC covers the IP header as if the UDP header followed it;
+	 * extension headers have no place in it.
+	 */
+	if (skb->protocol == htons(ETH_P_IPV6) &&
+	    ipv6_hdr(skb)->nexthdr != IPPROTO_UDP) {
+		*why = SROCE_DROP_IP;
+		return false;
+	}
+	/*
+	 * The QP gets a linear skb that it may write to, even while a packet
+	 * tap holds a clone of it.
+	 */
+	if (skb_linearize(skb) || skb_unclone(skb, GFP_ATOMIC)) {
+		*why = SROCE_DROP_NO_MEM;
+		return false;
+	}
+
+	st = sroce_icrc_verify(crc32_le, skb_network_header(skb),
+			       skb_transport_header(skb), skb->data, skb->len);
+	switch (st) {
+	case SROCE_ICRC_OK:
+		return true;
+	case SROCE_ICRC_TOO_SHORT:
+		*why = SROCE_DROP_RUNT;
+		break;
+	case SROCE_ICRC_UNSUPPORTED_IP:	/* IPv4 with options */
+		*why = SROCE_DROP_IP;
+		break;
+	default:
+		*why = SROCE_DROP_ICRC;
+		break;
+	}
+	return false;
+}
+
+static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	enum sroce_drop_reason why;
+	struct sroce_qp *qp;
+
+	if (!sroce_net_rx_valid(skb, &why)) {
+		sroce_net_rx_drop(skb, why);
+		return;
+	}
+	qp = sroce_qp_get(sdev, sroce_bth_qpn(skb->data));
+	if (!qp) {
+		sroce_net_rx_drop(skb, SROCE_DROP_NO_QP);
+		return;
+	}
+	sroce_exec_rx(qp, skb);
+	sroce_qp_put(qp);
+}
+
+/*
+ * UDP's encap_rcv, in softirq: skb->data is the UDP header, skb->len the UDP
+ * length (more than the header alone), the UDP checksum has been verified
+ * if it was not zero.  Always consumes the skb.
  */
 static int sroce_net_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
-	sroce_drop_count(SROCE_DROP_NO_QP);
+	struct ib_device *ibdev = sroce_net_rx_ibdev(skb);
+
+	if (!ibdev) {
+		sroce_net_rx_drop(skb, SROCE_DROP_NO_DEVICE);
+		return 0;
+	}
+	sroce_net_rx_deliver(to_sroce_dev(ibdev), skb);
+	ib_device_put(ibdev);
+	return 0;
+}
+
+/*
+ * Room in front of the BTH: the netdev's link-layer header and the IP and
+ * UDP headers.  If the route leaves through a netdev with a longer link
+ * header (a VLAN on top), the IP output path makes more room itself.
+ */
+static unsigned int sroce_net_ip_udp_len(const struct sroce_qp_av *av)
+{
+	return (av->v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr)) +
+	       sizeof(struct udphdr);
+}
+
+static unsigned int sroce_net_headroom(struct sroce_qp *qp)
+{
+	struct net_device *ndev = to_sroce_dev(qp->ibqp.device)->ndev;
+
+	return LL_RESERVED_SPACE(ndev) + sroce_net_ip_udp_len(&qp->av);
+}
+
+struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp, unsigned int len)
+{
+	unsigned int headroom;
+	struct sk_buff *skb;
+
+	lockdep_assert_held(&qp->mutex);
+	headroom = sroce_net_headroom(qp);
+	skb = alloc_skb(headroom + len + SROCE_ICRC_LEN, GFP_KERNEL);
+	if (unlikely(!skb)) {
+		sroce_tx_error_count(SROCE_TX_NO_MEM);
+		return NULL;
+	}
+	skb_reserve(skb, headroom);
+	skb_put(skb, len);
+	return skb;
+}
+
+/*
+ * RoCE v2 puts the flow's entropy into the UDP source port, which ECMP
+ * hashes: the flow label if the consumer set one, else a hash of the two
+ * QP numbers, in 0xC000..0xFFFF as IBTA Annex A17 asks.
+ */
+static __be16 sroce_net_sport(struct sroce_qp *qp)
+{
+	return htons(rdma_get_udp_sport(qp->av.flow_label, qp->ibqp.qp_num,
+					qp->dest_qp_num));
+}
+
+/*
+ * A v4 route is not bound to the GID's netdev: a destination on another
+ * netdev of this host must reach it through the loopback device.
+ */
+static struct dst_entry *sroce_net_route4(const struct sroce_qp_av *av,
+					  __be16 sport)
+{
+	struct flowi4 fl4 = {
+		.daddr = av->daddr.s6_addr32[3],
+		.saddr = av->saddr.s6_addr32[3],
+		/* Routing looks at the DSCP; the ECN bits are not its business. */
+		.flowi4_tos = av->traffic_class & ~INET_ECN_MASK,
+		.flowi4_proto = IPPROTO_UDP,
+		.fl4_sport = sport,
+		.fl4_dport = htons(SROCE_UDP_PORT),
+	};
+	struct rtable *rt;
+
+	rt = ip_route_output_key(&init_net, &fl4);
+	if (IS_ERR(rt))
+		return ERR_CAST(rt);
+	/* RC is unicast: no broadcast or multicast routes. */
+	if (rt->rt_type != RTN_UNICAST && rt->rt_type != RTN_LOCAL) {
+		ip_rt_put(rt);
+		return ERR_PTR(-ENETUNREACH);
+	}
+	return &rt->dst;
+}
+
+/* The interface a link-local v6 address is scoped to: the GID's netdev. */
+static int sroce_net_oif6(const struct sroce_qp_av *av)
+{
+	struct net_device *ndev;
+	int oif = 0;
+
+	if (!(ipv6_addr_type(&av->daddr) & IPV6_ADDR_LINKLOCAL) &&
+	    !(ipv6_addr_type(&av->saddr) & IPV6_ADDR_LINKLOCAL))
+		return 0;
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(av->sgid_attr);
+	if (!IS_ERR(ndev))
+		oif = ndev->ifindex;
+	rcu_read_unlock();
+	return oif;
+}
+
+static struct dst_entry *sroce_net_route6(const struct sroce_qp_av *av,
+					  __be16 sport)
+{
+	struct flowi6 fl6 = {
+		.daddr = av->daddr,
+		.saddr = av->saddr,
+		.flowi6_oif = sroce_net_oif6(av),
+		.flowlabel = ip6_make_flowinfo(av->traffic_class,
+					       cpu_to_be32(av->flow_label) &
+					       IPV6_FLOWLABEL_MASK),
+		.flowi6_proto = IPPROTO_UDP,
+		.fl6_sport = sport,
+		.fl6_dport = htons(SROCE_UDP_PORT),
+	};
+
+	return ipv6_stub->ipv6_dst_lookup_flow(&init_net, NULL, &fl6, NULL);
+}
+
+static void sroce_net_push_udp(struct sk_buff *skb, __be16 sport)
+{
+	struct udphdr *uh;
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = sport;
+	uh->dest = htons(SROCE_UDP_PORT);
+	uh->len = htons(skb->len);
+	/* RoCE v2 sends no UDP checksum: the ICRC protects the packet. */
+	uh->check = 0;
+}
+
+/*
+ * A zero hop limit in the address vector means the consumer did not choose
+ * one (a packet sent with it would not pass the first router): use the
+ * route's.
+ */
+static u8 sroce_net_hop_limit(const struct sroce_qp_av *av,
+			      struct dst_entry *dst)
+{
+	if (av->hop_limit)
+		return av->hop_limit;
+	return av->v4 ? ip4_dst_hoplimit(dst) : ip6_dst_hoplimit(dst);
+}
+
+/*
+ * Every field the ICRC covers is final when this returns: length, the
+ * identification (chosen here, not by ip_local_out()), DF and the
+ * addresses.  __ip_local_out() only rewrites the length with the same
+ * value and fills in the header checksum, which the ICRC does not cover.
+ */
+static void sroce_net_push_ip4(struct sk_buff *skb,
+			       const struct sroce_qp_av *av,
+			       struct dst_entry *dst)
+{
+	struct iphdr *iph;
+
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->tos = av->traffic_class;
+	iph->tot_len = htons(skb->len);
+	/* RoCE v2 packets must not be fragmented: the ICRC covers them. */
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = sroce_net_hop_limit(av, dst);
+	iph->protocol = IPPROTO_UDP;
+	iph->check = 0;
+	iph->saddr = av->saddr.s6_addr32[3];
+	iph->daddr = av->daddr.s6_addr32[3];
+	ip_select_ident(&init_net, skb, NULL);
+	skb->protocol = htons(ETH_P_IP);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+}
+
+/* ip6_local_out() rewrites the payload length with the same value. */
+static void sroce_net_push_ip6(struct sk_buff *skb,
+			       const struct sroce_qp_av *av,
+			       struct dst_entry *dst)
+{
+	struct ipv6hdr *ip6h;
+
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, av->traffic_class,
+		     cpu_to_be32(av->flow_label) & IPV6_FLOWLABEL_MASK);
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = sroce_net_hop_limit(av, dst);
+	ip6h->saddr = av->saddr;
+	ip6h->daddr = av->daddr;
+	skb->protocol = htons(ETH_P_IPV6);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+}
+
+/*
+ * Compute the ICRC over the finished IP, UDP and transport headers and the
+ * payload, into the last 4 bytes.  The IP header built above always has the
+ * form the ICRC supports and the BTH is there (checked by the caller), so
+ * sroce_icrc_compute() cannot fail.
+ */
+static void sroce_net_put_icrc(struct sk_buff *skb)
+{
+	u8 *udp = skb_transport_header(skb);
+	u8 *bth = udp + sizeof(struct udphdr);
+	u32 len = skb_tail_pointer(skb) - bth;
+	u32 icrc = 0;
+
+	sroce_icrc_compute(crc32_le, skb_network_header(skb), udp, bth, len,
+			   &icrc);
+	sroce_icrc_store(bth + len - SROCE_ICRC_LEN, icrc);
+}
+
+static int sroce_net_tx_fail(struct sk_buff *skb, enum sroce_tx_error why,
+			     int err)
+{
+	sroce_tx_error_count(why);
 	kfree_skb(skb);
+	return err;
+}
+
+/*
+ * The headers go into the headroom and the ICRC into the tailroom that
+ * sroce_net_alloc_skb() left, and the ICRC needs at least a BTH.
+ */
+static bool sroce_net_skb_ok(const struct sroce_qp_av *av,
+			     const struct sk_buff *skb)
+{
+	return !skb_is_nonlinear(skb) && skb->len >= SROCE_BTH_LEN &&
+	       skb_headroom(skb) >= sroce_net_ip_udp_len(av) &&
+	       skb_tailroom(skb) >= SROCE_ICRC_LEN;
+}
+
+int sroce_net_xmit(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	const struct sroce_qp_av *av = &qp->av;
+	__be16 sport = sroce_net_sport(qp);
+	struct dst_entry *dst;
+	int err;
+
+	lockdep_assert_held(&qp->mutex);
+	if (WARN_ON_ONCE(!sroce_net_skb_ok(av, skb)))
+		return sroce_net_tx_fail(skb, SROCE_TX_BAD_SKB, -EINVAL);
+
+	dst = av->v4 ? sroce_net_route4(av, sport) : sroce_net_route6(av, sport);
+	if (IS_ERR(dst))
+		return sroce_net_tx_fail(skb, SROCE_TX_NO_ROUTE, PTR_ERR(dst));
+	skb_dst_set(skb, dst);
+
+	skb_put(skb, SROCE_ICRC_LEN);
+	sroce_net_push_udp(skb, sport);
+	if (av->v4)
+		sroce_net_push_ip4(skb, av, dst);
+	else
+		sroce_net_push_ip6(skb, av, dst);
+	sroce_net_put_icrc(skb);
+
+	/* The stack frees the skb whatever happens. */
+	if (av->v4)
+		err = ip_local_out(&init_net, NULL, skb);
+	else
+		err = ip6_local_out(&init_net, NULL, skb);
+	err = net_xmit_eval(err);
+	if (unlikely(err)) {
+		sroce_tx_error_count(SROCE_TX_DROPPED);
+		return err < 0 ? err : -ENOBUFS;
+	}
 	return 0;
 }
 
@@ -42,6 +454,8 @@ static struct socket *sroce_net_open(int family)
 	struct udp_port_cfg port = {
 		.family = family,
 		.local_udp_port = htons(SROCE_UDP_PORT),
+		/* RoCE v2 senders (sroce too) leave the UDP checksum 0. */
+		.use_udp6_rx_checksums = false,
 	};
 	struct udp_tunnel_sock_cfg tunnel = {
 		.encap_type = SROCE_ENCAP_TYPE,

@@ -23,6 +23,12 @@ void sroce_net_put(void);
  * consumes the skb; it returns 0 or a negative errno if the packet was
  * dropped (no route, no memory).  Both are called in process context with
  * qp->mutex held, which keeps the address vector stable.
+ *
+ * In detail: the len bytes are not initialised, the caller writes all of
+ * them, and the skb stays linear (no frags) at exactly what the caller
+ * wrote; sroce_net_xmit() overwrites skb->cb.  A packet dropped after it
+ * left sroce_net_xmit() (on the wire, in a queue of the receiver) is not
+ * reported: RC's retransmission covers it like any loss.
  */
 struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp, unsigned int len);
 int sroce_net_xmit(struct sroce_qp *qp, struct sk_buff *skb);

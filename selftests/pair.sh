@@ -3,8 +3,10 @@
 #
 # Two guests on one wire, each with an sroce device set up by the test bed:
 # both come up ACTIVE with GIDs for their addresses, see each other over the
-# wire, and RoCE v2 datagrams a device cannot consume yet are dropped and
-# counted, not lost silently.  Then the verbs-level GoogleTest cases
+# wire, and datagrams to UDP port 4791 that no QP consumes (garbage, RoCE v2
+# packets with a bad ICRC or for a QP that does not exist, over the wire and
+# through the loopback device) are dropped and counted by reason, not lost
+# silently.  Then the verbs-level GoogleTest cases
 # (userspace/tests/device) run against each guest's device.  Emits KTAP.
 
 . "$(dirname "$0")/lib/ktap.sh"
@@ -14,10 +16,23 @@
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 SYS=/sys/class/infiniband
 DROPS=/sys/kernel/debug/sroce/rx_drops
+LIB=$(dirname "$0")/lib
 DATAGRAMS=20
+PACKETS=10
+NO_QPN=0xabcdef		# above every QP number sroce hands out
 
-no_qp_drops() {
-	awk '$1 == "no_qp" { print $2 }' "$DROPS"
+drops() {	# REASON: the rx_drops count of REASON
+	awk -v r="$1" '$1 == r { print $2 }' "$DROPS"
+}
+
+# expect_drops SECONDS REASON BEFORE N: the count of REASON grows from BEFORE
+# by exactly N within SECONDS.
+expect_drops() {
+	local reason=$2 before=$3 n=$4
+	wait_until "$1" "[ \$((\$(drops $reason) - $before)) -ge $n ]" ||
+		fail "$reason: counted $(($(drops "$reason") - before)) drops, expected $n"
+	expect_eq "$(($(drops "$reason") - before))" "$n" "$reason drops"
+	echo "$reason drops: $before -> $(drops "$reason")"
 }
 
 t_port_active() {
@@ -47,24 +62,66 @@ t_wire_reaches_peer() {
 	ping -6 -c 2 -W 5 "$SROCE_PEER_IP6" || fail "IPv6 ping to $SROCE_PEER_IP6"
 }
 
-# Guest b sends RoCE v2 datagrams to guest a; a has no QPs yet, so each must
-# be counted as dropped.
-t_unconsumed_datagrams_counted() {
-	local before after i
-	before=$(no_qp_drops)
-	tb_barrier drops-before 60 || fail "barrier"
+# Guest b sends datagrams to port 4791 that are not RoCE v2 packets: too
+# short for a BTH and an ICRC (runt), or long enough but without a valid
+# ICRC (bad_icrc).  Guest a must count each one.
+t_garbage_datagrams_counted() {
+	local runt bad i
+	runt=$(drops runt)
+	bad=$(drops bad_icrc)
+	tb_barrier garbage-before 60 || fail "barrier"
 	if [ "$SROCE_ROLE" = b ]; then
 		for i in $(seq $DATAGRAMS); do
 			printf 'not a RoCE packet %d' "$i" >"/dev/udp/$SROCE_PEER_IP4/4791"
 			printf 'not a RoCE packet %d' "$i" >"/dev/udp/$SROCE_PEER_IP6/4791"
+			printf 'runt %d' "$i" >"/dev/udp/$SROCE_PEER_IP4/4791"
+			printf 'runt %d' "$i" >"/dev/udp/$SROCE_PEER_IP6/4791"
 		done
 	fi
-	tb_barrier drops-sent 60 || fail "barrier"
+	tb_barrier garbage-sent 60 || fail "barrier"
 	[ "$SROCE_ROLE" = a ] || return 0
-	wait_until 30 '[ $(($(no_qp_drops) - before)) -ge $((2 * DATAGRAMS)) ]' ||
-		fail "counted $(($(no_qp_drops) - before)) drops, expected $((2 * DATAGRAMS))"
-	after=$(no_qp_drops)
-	echo "no_qp drops: $before -> $after"
+	expect_drops 30 runt "$runt" $((2 * DATAGRAMS))
+	expect_drops 30 bad_icrc "$bad" $((2 * DATAGRAMS))
+}
+
+# Guest b sends real RoCE v2 packets (IPv4 and IPv6, UDP checksum 0, random
+# values in the fields the ICRC does not cover) to a QP number guest a does
+# not have: with a valid ICRC they reach the QP lookup (no_qp), with a
+# corrupted one they do not (bad_icrc).
+t_roce_packets_counted() {
+	local noqp bad
+	noqp=$(drops no_qp)
+	bad=$(drops bad_icrc)
+	tb_barrier roce-before 60 || fail "barrier"
+	if [ "$SROCE_ROLE" = b ]; then
+		python3 -S "$LIB/roce_send.py" -n $PACKETS -q $NO_QPN \
+			valid "$SROCE_IP4" "$SROCE_PEER_IP4" \
+			bad-icrc "$SROCE_IP4" "$SROCE_PEER_IP4" \
+			valid "$SROCE_IP6" "$SROCE_PEER_IP6" \
+			bad-icrc "$SROCE_IP6" "$SROCE_PEER_IP6" ||
+			fail "roce_send.py"
+	fi
+	tb_barrier roce-sent 60 || fail "barrier"
+	[ "$SROCE_ROLE" = a ] || return 0
+	expect_drops 30 no_qp "$noqp" $((2 * PACKETS))
+	expect_drops 30 bad_icrc "$bad" $((2 * PACKETS))
+}
+
+# RoCE v2 packets guest a sends to its own addresses go through the loopback
+# device; the receive path must find sroce0 by the destination address and
+# count them as no_qp.  Sent to 127.0.0.1 and ::1 (addresses of lo, which has
+# no sroce device) they are no_device.
+t_local_roce_packets_counted() {
+	[ "$SROCE_ROLE" = a ] || return 0
+	local noqp nodev
+	noqp=$(drops no_qp)
+	nodev=$(drops no_device)
+	python3 -S "$LIB/roce_send.py" -n $PACKETS -q $NO_QPN \
+		valid "$SROCE_IP4" "$SROCE_IP4" valid "$SROCE_IP6" "$SROCE_IP6" \
+		valid 127.0.0.1 127.0.0.1 valid ::1 ::1 ||
+		fail "roce_send.py"
+	expect_drops 30 no_qp "$noqp" $((2 * PACKETS))
+	expect_drops 30 no_device "$nodev" $((2 * PACKETS))
 }
 
 ktap_main \
@@ -72,5 +129,7 @@ ktap_main \
 	t_gids_for_own_addresses \
 	t_distinct_node_guids \
 	t_wire_reaches_peer \
-	t_unconsumed_datagrams_counted \
+	t_garbage_datagrams_counted \
+	t_roce_packets_counted \
+	t_local_roce_packets_counted \
 	"gtest:${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/verbs_device_tests"
