@@ -52,6 +52,22 @@ static bool sroce_comp_wqe_acked(struct sroce_qp *qp, struct sroce_swqe *w)
 	       (u32)(qp->req.cur - qp->req.comp) > 0;
 }
 
+/*
+ * Retire the oldest WQE: give its slot back before its completion is
+ * visible, so an application that posts again as soon as it polls the
+ * completion always finds the slot free.
+ */
+static void sroce_comp_pop(struct sroce_qp *qp, struct sroce_swqe *w,
+			   bool cqe, enum sroce_wc_status status)
+{
+	struct sroce_req *req = &qp->req;
+
+	req->comp++;
+	sroce_queue_publish_consumer(&qp->sq, req->comp);
+	if (cqe)
+		sroce_comp_cqe(qp, w, status);
+}
+
 /**
  * sroce_comp_retire - complete finished WQEs from the oldest on
  * @qp: the QP; qp->mutex held
@@ -63,15 +79,13 @@ void sroce_comp_retire(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *w;
-	u32 old = req->comp;
 
 	while (req->comp != req->fetched) {
 		w = sroce_req_swqe(qp, req->comp);
 		if (w->status != SROCE_WC_SUCCESS) {
 			if (w->started && sroce_req_is_rd_atomic(w))
 				req->rd_atomic--;
-			sroce_comp_cqe(qp, w, w->status);
-			req->comp++;
+			sroce_comp_pop(qp, w, true, w->status);
 			if ((s32)(req->cur - req->comp) < 0) {
 				req->cur = req->comp;
 				req->cur_off = 0;
@@ -83,12 +97,8 @@ void sroce_comp_retire(struct sroce_qp *qp)
 			break;
 		if (sroce_req_is_rd_atomic(w))
 			req->rd_atomic--;
-		if (w->signaled)
-			sroce_comp_cqe(qp, w, SROCE_WC_SUCCESS);
-		req->comp++;
+		sroce_comp_pop(qp, w, w->signaled, SROCE_WC_SUCCESS);
 	}
-	if (req->comp != old)
-		sroce_queue_publish_consumer(&qp->sq, req->comp);
 }
 
 /* Fail the WQE at index idx (or the oldest, if it is earlier). */
@@ -393,13 +403,11 @@ void sroce_comp_flush(struct sroce_qp *qp)
 			break;
 		w = sroce_req_swqe(qp, req->comp);
 		/* a WQE that failed on its own reports why */
-		sroce_comp_cqe(qp, w, w->status != SROCE_WC_SUCCESS &&
-				      w->started ?
-				      w->status : SROCE_WC_WR_FLUSH_ERR);
-		req->comp++;
+		sroce_comp_pop(qp, w, true, w->status != SROCE_WC_SUCCESS &&
+				       w->started ?
+				       w->status : SROCE_WC_WR_FLUSH_ERR);
 	}
 	req->cur = req->comp;
 	req->cur_off = 0;
 	req->rd_atomic = 0;
-	sroce_queue_publish_consumer(&qp->sq, req->comp);
 }

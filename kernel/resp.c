@@ -535,8 +535,9 @@ void sroce_resp_flush(struct sroce_qp *qp)
 		memcpy(resp->rwqe, sroce_queue_slot(&qp->rq, resp->rq_cons),
 		       sizeof(*resp->rwqe));
 		resp->rq_cons++;
+		/* the slot is free before its completion shows */
+		sroce_queue_publish_consumer(&qp->rq, resp->rq_cons);
 		sroce_resp_cqe(qp, SROCE_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0,
 			       false);
 	}
-	sroce_queue_publish_consumer(&qp->rq, resp->rq_cons);
 }
