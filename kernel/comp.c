@@ -48,8 +48,7 @@ static bool sroce_comp_wqe_acked(struct sroce_qp *qp, struct sroce_swqe *w)
 {
 	u32 end = sroce_psn_add(w->first_psn, w->npkts);
 
-	return w->started && sroce_psn_before_eq(end, qp->req.una) &&
-	       (u32)(qp->req.cur - qp->req.comp) > 0;
+	return w->started && sroce_psn_before_eq(end, qp->req.una);
 }
 
 /*
@@ -64,6 +63,13 @@ static void sroce_comp_pop(struct sroce_qp *qp, struct sroce_swqe *w,
 
 	req->comp++;
 	sroce_queue_publish_consumer(&qp->sq, req->comp);
+	/* acknowledged while being resent: nothing of it is left to send */
+	if ((s32)(req->cur - req->comp) < 0) {
+		req->cur = req->comp;
+		req->cur_off = 0;
+		if (sroce_psn_before(req->psn, req->una))
+			req->psn = req->una;
+	}
 	if (cqe)
 		sroce_comp_cqe(qp, w, status);
 }
@@ -86,10 +92,6 @@ void sroce_comp_retire(struct sroce_qp *qp)
 			if (w->started && sroce_req_is_rd_atomic(w))
 				req->rd_atomic--;
 			sroce_comp_pop(qp, w, true, w->status);
-			if ((s32)(req->cur - req->comp) < 0) {
-				req->cur = req->comp;
-				req->cur_off = 0;
-			}
 			sroce_exec_set_error(qp);
 			break;
 		}
@@ -197,14 +199,18 @@ static void sroce_comp_implicit_nak(struct sroce_qp *qp)
 
 static void sroce_comp_advance(struct sroce_qp *qp, u32 acked_psn)
 {
-	u32 una = qp->req.una;
+	struct sroce_req *req = &qp->req;
+	u32 una = req->una;
 
 	if (!sroce_comp_ack_through(qp, acked_psn))
 		sroce_comp_implicit_nak(qp);
-	if (qp->req.una != una) {
-		sroce_comp_progress(qp);
-		sroce_comp_retire(qp);
-	}
+	if (req->una == una)
+		return;
+	/* a resend behind the acknowledged PSNs skips what arrived */
+	if (sroce_psn_before(req->psn, req->una))
+		sroce_req_rewind(qp, req->una);
+	sroce_comp_progress(qp);
+	sroce_comp_retire(qp);
 }
 
 static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_rc_ack *a)

@@ -8,6 +8,7 @@
 #include <linux/seq_file.h>
 
 #include "debugfs.h"
+#include "res.h"
 
 atomic_t sroce_objs[SROCE_OBJ_KINDS];
 atomic64_t sroce_drops[SROCE_DROP_REASONS];
@@ -45,6 +46,12 @@ static const char *const tx_error_names[SROCE_TX_ERRORS] = {
 };
 
 static struct dentry *sroce_dir;
+
+static int qps_show(struct seq_file *s, void *unused)
+{
+	return sroce_res_show_qps(s, unused);
+}
+DEFINE_SHOW_ATTRIBUTE(qps);
 
 static int objects_show(struct seq_file *s, void *unused)
 {
@@ -86,6 +93,7 @@ void sroce_debugfs_init(void)
 	debugfs_create_file("objects", 0444, sroce_dir, NULL, &objects_fops);
 	debugfs_create_file("rx_drops", 0444, sroce_dir, NULL, &rx_drops_fops);
 	debugfs_create_file("tx_errors", 0444, sroce_dir, NULL, &tx_errors_fops);
+	debugfs_create_file("qps", 0444, sroce_dir, NULL, &qps_fops);
 }
 
 void sroce_debugfs_exit(void)

@@ -37,6 +37,7 @@
 #include "qp.h"
 #include "req.h"
 #include "resp.h"
+#include "tx.h"
 
 #define SROCE_EXEC_BUDGET	256	/* packets per run, each direction */
 #define SROCE_EXEC_RXQ_MAX	8192	/* queued packets before dropping */
@@ -131,7 +132,10 @@ static bool sroce_exec_rx_batch(struct sroce_qp *qp)
 		sroce_exec_packet(qp, skb);
 	}
 	sroce_resp_send_ack(qp);
-	return sroce_resp_busy(qp) || !skb_queue_empty(&qp->rxq);
+	/* a READ still being answered goes on when transmit has room */
+	if (sroce_resp_busy(qp))
+		return !sroce_tx_blocked(qp);
+	return !skb_queue_empty(&qp->rxq);
 }
 
 /*

@@ -12,6 +12,7 @@ enum sroce_exec_event {
 	SROCE_EXEC_DYING,	/* destroy started: nothing may queue the work */
 	SROCE_EXEC_TIMEOUT,	/* the retransmission timer expired */
 	SROCE_EXEC_RNR,		/* the RNR wait is over */
+	SROCE_EXEC_TX_BLOCKED,	/* waiting for transmitted packets to drain */
 };
 
 /*

@@ -53,6 +53,7 @@
 #include "device.h"
 #include "exec.h"
 #include "post.h"
+#include "res.h"
 #include "qp.h"
 #include "verbs.h"
 
@@ -273,6 +274,7 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = xa_err(xa_store(&sdev->qp_xa, qpn, ref, GFP_KERNEL));
 	if (err)
 		goto err_exec;
+	sroce_res_add_qp(qp);
 	sroce_obj_get(SROCE_OBJ_QP);
 	return 0;
 
@@ -302,6 +304,7 @@ static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_qp_ref *ref = qp->ref;
 
 	xa_erase(&sdev->qp_xa, ibqp->qp_num);
+	sroce_res_del_qp(qp);
 	sroce_qp_put(qp);
 	wait_for_completion(&ref->released);
 	kfree_rcu(ref, rcu);
@@ -558,6 +561,7 @@ const struct ib_device_ops sroce_qp_ops = {
 	.destroy_qp = sroce_qp_destroy,
 	.post_send = sroce_post_send,
 	.post_recv = sroce_post_recv,
+	.fill_res_qp_entry = sroce_res_fill_qp,
 
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 };

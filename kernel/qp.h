@@ -175,6 +175,8 @@ struct sroce_qp {
 	struct work_struct work;
 	struct sk_buff_head rxq;	/* received, not yet processed */
 	unsigned long events;		/* SROCE_EXEC_* bits, atomic */
+	atomic_t tx_inflight;		/* packets sent, not yet freed */
+	struct list_head res_node;	/* in kernel/res.c's list */
 	spinlock_t post_lock;		/* kernel QP posters */
 	void *sq_copy;			/* private copies of fetched SQ slots */
 	struct sroce_swqe *swqe;	/* per SQ slot */

@@ -467,7 +467,7 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 			sroce_comp_retire(qp);
 			return false;
 		}
-		if (!sroce_req_may_send(qp, w))
+		if (!sroce_req_may_send(qp, w) || !sroce_tx_may_send(qp))
 			return false;
 		if (sroce_req_send_one(qp, w))
 			return false;

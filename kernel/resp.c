@@ -296,7 +296,8 @@ static void sroce_resp_read_burst(struct sroce_qp *qp)
 	struct sroce_tx tx;
 	int n;
 
-	for (n = 0; n < SROCE_RESP_READ_BURST && resp->rd_pkts; n++) {
+	for (n = 0; n < SROCE_RESP_READ_BURST && resp->rd_pkts &&
+		    sroce_tx_may_send(qp); n++) {
 		u32 len = min_t(u64, resp->rd_left, qp->pmtu);
 		bool first = resp->rd_first, last = resp->rd_pkts == 1;
 

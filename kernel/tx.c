@@ -8,6 +8,7 @@
 #include <linux/skbuff.h>
 
 #include "core/pkt.h"
+#include "exec.h"
 #include "net.h"
 #include "qp.h"
 #include "tx.h"
@@ -41,11 +42,60 @@ int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 	return 0;
 }
 
+/*
+ * Transmit backpressure.  Each packet on its way out holds a QP reference
+ * and counts in qp->tx_inflight until the stack frees it (the driver's
+ * transmit completion, a drop, or the loopback device handing it to the
+ * receive path).  Past SROCE_TX_INFLIGHT_MAX the engine stops producing
+ * and sets SROCE_EXEC_TX_BLOCKED; the destructor that brings the count
+ * down to SROCE_TX_INFLIGHT_WAKE wakes it.  Without this a large READ or
+ * a window of writes lands in the qdisc at once and queue management
+ * (fq_codel, a full pfifo) drops a burst that go-back-N must resend.
+ * destroy_qp waits for the references, so the destructor never sees a
+ * freed QP.
+ */
+#define SROCE_TX_INFLIGHT_MAX	128
+#define SROCE_TX_INFLIGHT_WAKE	64
+
+static void sroce_tx_destructor(struct sk_buff *skb)
+{
+	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+
+	if (atomic_dec_return(&qp->tx_inflight) <= SROCE_TX_INFLIGHT_WAKE &&
+	    test_and_clear_bit(SROCE_EXEC_TX_BLOCKED, &qp->events))
+		sroce_exec_kick(qp);
+	sroce_qp_put(qp);
+}
+
+/* May the engine build another packet now?  Sets the blocked flag if not. */
+bool sroce_tx_may_send(struct sroce_qp *qp)
+{
+	if (atomic_read(&qp->tx_inflight) < SROCE_TX_INFLIGHT_MAX)
+		return true;
+	set_bit(SROCE_EXEC_TX_BLOCKED, &qp->events);
+	/* pairs with the ordered atomic_dec_return() of the destructor */
+	smp_mb__after_atomic();
+	if (atomic_read(&qp->tx_inflight) < SROCE_TX_INFLIGHT_MAX) {
+		clear_bit(SROCE_EXEC_TX_BLOCKED, &qp->events);
+		return true;
+	}
+	return false;
+}
+
+bool sroce_tx_blocked(struct sroce_qp *qp)
+{
+	return test_bit(SROCE_EXEC_TX_BLOCKED, &qp->events);
+}
+
 int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx)
 {
 	struct sk_buff *skb = tx->skb;
 
 	tx->skb = NULL;
+	refcount_inc(&qp->ref->count);
+	atomic_inc(&qp->tx_inflight);
+	skb_shinfo(skb)->destructor_arg = qp;
+	skb->destructor = sroce_tx_destructor;
 	return sroce_net_xmit(qp, skb);
 }
 

@@ -19,6 +19,8 @@ struct sroce_tx {
 int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 		   u32 psn, u32 payload_len, bool ack_req, bool se);
 int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx);
+bool sroce_tx_may_send(struct sroce_qp *qp);
+bool sroce_tx_blocked(struct sroce_qp *qp);
 void sroce_tx_abort(struct sroce_tx *tx);
 int sroce_tx_ack(struct sroce_qp *qp, u32 psn, u8 syndrome, u32 msn);
 
