@@ -1990,9 +1990,11 @@ TEST_F(RcSilentPeer, PostingInTheErrorStateFlushes)
 	//
 	// rxe does not complete a receive posted in the error state on its
 	// own: librxe (rdma-core 44) posts receives to the shared ring
-	// without a system call and nothing makes the kernel look at it.
-	// 6.1 never flushed them (5 s); 6.12 flushed them once a send was
-	// posted after them, so the receives are checked before any send.
+	// without a system call, so only a responder run that happens to come
+	// later flushes them.  6.1 flushed none within 5 s; 6.12 flushed the
+	// ones posted right after modify_qp(ERR) (presumably in the run the
+	// modify scheduled), but not one posted after an error completion.
+	// The receives are checked before any send is posted.
 	ASSERT_TRUE(to_err(a_.qp.get()));
 	ibv_sge s = buf_.sge(0, 8);
 	ASSERT_EQ(post_recv(a_.qp.get(), 1, &s, 1), 0);
