@@ -57,14 +57,6 @@ std::vector<RingMap> uverbs_mappings()
 	return maps;
 }
 
-struct ChannelDeleter {
-	void operator()(ibv_comp_channel *c) const
-	{
-		ibv_destroy_comp_channel(c);
-	}
-};
-using Channel = std::unique_ptr<ibv_comp_channel, ChannelDeleter>;
-
 class CompletionQueue : public ::testing::Test {
 protected:
 	void SetUp() override

@@ -26,6 +26,12 @@ struct MrDeleter {
 struct QpDeleter {
 	void operator()(ibv_qp *q) const { ibv_destroy_qp(q); }
 };
+struct ChannelDeleter {
+	void operator()(ibv_comp_channel *c) const
+	{
+		ibv_destroy_comp_channel(c);
+	}
+};
 
 using DeviceList = std::unique_ptr<ibv_device *, DeviceListDeleter>;
 using Context = std::unique_ptr<ibv_context, ContextDeleter>;
@@ -33,6 +39,7 @@ using Pd = std::unique_ptr<ibv_pd, PdDeleter>;
 using Cq = std::unique_ptr<ibv_cq, CqDeleter>;
 using Mr = std::unique_ptr<ibv_mr, MrDeleter>;
 using Qp = std::unique_ptr<ibv_qp, QpDeleter>;
+using Channel = std::unique_ptr<ibv_comp_channel, ChannelDeleter>;
 
 } // namespace sroce::test
 
