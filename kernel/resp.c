@@ -213,9 +213,19 @@ static struct sroce_mr *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey,
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	enum sroce_mr_fault fault;
 
-	if (!(qp->access & access))
-		return NULL;
 	return sroce_mr_get(sdev, rkey, qp->ibqp.pd, access, va, len, &fault);
+}
+
+/*
+ * The QP itself does not allow the operation (qp_access_flags): an invalid
+ * request (IBTA 9.7.5.2.3, C9-50), not an access error of a memory region.
+ */
+static bool sroce_resp_qp_allows(struct sroce_qp *qp, u32 access)
+{
+	if (qp->access & access)
+		return true;
+	sroce_resp_fatal(qp, SROCE_NAK_INVALID_REQ, SROCE_WC_REM_INV_REQ_ERR);
+	return false;
 }
 
 static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
@@ -226,6 +236,9 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 	u32 len = pkt->payload_len;
 	struct sroce_mr *mr = NULL;
 
+	if ((op->flags & SROCE_OPF_FIRST) &&
+	    !sroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
+		return false;
 	if (op->flags & SROCE_OPF_FIRST) {
 		resp->wr_va = pkt->reth.va;
 		resp->wr_rkey = pkt->reth.rkey;
@@ -348,8 +361,6 @@ static bool sroce_resp_read(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 		if (!mr)
 			return false;
 		sroce_mr_put(mr);
-	} else if (!(qp->access & IB_ACCESS_REMOTE_READ)) {
-		return false;
 	}
 	resp->ack_pending = false;
 	resp->rd_va = reth->va;
@@ -388,6 +399,8 @@ static bool sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	struct sroce_mr *mr;
 	u64 *p, orig;
 
+	if (!sroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_ATOMIC))
+		return false;
 	mr = sroce_resp_rkey(qp, ae->rkey, IB_ACCESS_REMOTE_ATOMIC, ae->va,
 			     sizeof(u64));
 	if (!mr) {
@@ -430,6 +443,8 @@ static bool sroce_resp_execute(struct sroce_qp *qp, const struct sk_buff *skb,
 	case SROCE_KIND_WRITE:
 		return sroce_resp_write(qp, skb, pkt);
 	case SROCE_KIND_READ_REQ:
+		if (!sroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_READ))
+			return false;
 		if (sroce_resp_read(qp, pkt)) {
 			qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
 			return true;
@@ -454,7 +469,8 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 
 	switch (pkt->op->kind) {
 	case SROCE_KIND_READ_REQ:
-		if (!sroce_resp_read(qp, pkt))
+		if (!(qp->access & IB_ACCESS_REMOTE_READ) ||
+		    !sroce_resp_read(qp, pkt))
 			sroce_drop_count(SROCE_DROP_STALE);
 		return;
 	case SROCE_KIND_CMP_SWAP:
