@@ -3,7 +3,7 @@
  * RC completer: acts on ACKs, NAKs, READ responses and atomic ACKs, and
  * retires send WQEs in order with their completions.
  *
- * The oldest unacknowledged PSN (req.una) is the whole acknowledgement
+ * The oldest unacknowledged PSN (req.una) is the whole acknowledgment
  * state.  An ACK moves it over SEND and RDMA WRITE packets; READ and atomic
  * WQEs are passed only by their own responses, which arrive in PSN order.
  * An ACK that reaches beyond a READ whose responses have not all come means
@@ -403,6 +403,7 @@ void sroce_comp_rnr_done(struct sroce_qp *qp)
 void sroce_comp_flush(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
+	enum sroce_wc_status status;
 	struct sroce_swqe *w;
 
 	lockdep_assert_held(&qp->mutex);
@@ -412,9 +413,9 @@ void sroce_comp_flush(struct sroce_qp *qp)
 			break;
 		w = sroce_req_swqe(qp, req->comp);
 		/* a WQE that failed on its own reports why */
-		sroce_comp_pop(qp, w, true, w->status != SROCE_WC_SUCCESS &&
-				       w->started ?
-				       w->status : SROCE_WC_WR_FLUSH_ERR);
+		status = w->status != SROCE_WC_SUCCESS && w->started ?
+			 w->status : SROCE_WC_WR_FLUSH_ERR;
+		sroce_comp_pop(qp, w, true, status);
 	}
 	req->cur = req->comp;
 	req->cur_off = 0;

@@ -149,6 +149,7 @@ static bool sroce_exec_idle(struct sroce_qp *qp)
 	enum ib_qp_state state = qp->state;
 
 	atomic_or(SROCE_SQ_NEED_WAKEUP, flags);
+	/* flag store before producer load; pairs with the provider's fence */
 	smp_mb__after_atomic();
 	/* only RTS and ERR act on new WQEs; other states wait for modify */
 	if ((state != IB_QPS_RTS && state != IB_QPS_ERR) ||
@@ -222,6 +223,7 @@ void sroce_exec_flush(struct sroce_qp *qp)
 	lockdep_assert_held(&qp->mutex);
 	sroce_req_stop_timers(qp);
 	atomic_or(SROCE_RQ_NEED_WAKEUP, sroce_queue_flags(&qp->rq));
+	/* flag store before the RQ producer load; pairs as for the SQ */
 	smp_mb__after_atomic();
 	sroce_comp_flush(qp);
 	sroce_resp_flush(qp);

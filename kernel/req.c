@@ -14,7 +14,7 @@
  * sroce_req_rewind() restarts transmission at a PSN, in the middle of a
  * message if need be (a READ is requested again for its missing part).
  * The transport timer runs while PSNs are outstanding and is restarted by
- * every acknowledgement that makes progress (kernel/comp.c).
+ * every acknowledgment that makes progress (kernel/comp.c).
  */
 #include <linux/jiffies.h>
 #include <linux/slab.h>

@@ -307,12 +307,16 @@ static void sroce_resp_read_burst(struct sroce_qp *qp)
 	struct sroce_aeth aeth = { .syndrome = sroce_resp_ack_syndrome() };
 	struct sroce_mr *mr = NULL;
 	struct sroce_tx tx;
+	bool first, last;
+	u32 len;
 	int n;
 
-	for (n = 0; n < SROCE_RESP_READ_BURST && resp->rd_pkts &&
-		    sroce_tx_may_send(qp); n++) {
-		u32 len = min_t(u64, resp->rd_left, qp->pmtu);
-		bool first = resp->rd_first, last = resp->rd_pkts == 1;
+	for (n = 0; n < SROCE_RESP_READ_BURST && resp->rd_pkts; n++) {
+		if (!sroce_tx_may_send(qp))
+			break;
+		len = min_t(u64, resp->rd_left, qp->pmtu);
+		first = resp->rd_first;
+		last = resp->rd_pkts == 1;
 
 		if (len && !mr) {
 			mr = sroce_resp_rkey(qp, resp->rd_rkey,
