@@ -17,10 +17,12 @@
  *  - modify_qp, when the QP enters a state with work to do.
  *
  * Lifetime.  The receive path holds a QP reference (sroce_qp_get()) while it
- * queues; destroy_qp first cuts lookups off and waits for those references
- * (kernel/qp.c), then calls sroce_exec_stop(), which marks the QP dying so
- * that timers no longer queue the work, shuts the timers down, cancels the
- * work and drops what is left on rxq.  After that nothing runs for the QP.
+ * queues, and so does every transmitted packet until the stack frees it
+ * (kernel/tx.c).  destroy_qp cuts lookups off, then sroce_exec_quiesce()
+ * marks the QP dying (nothing queues the work any more), shuts the timers
+ * down and cancels the work, so nothing transmits; then it waits for the
+ * references (kernel/qp.c) and sroce_exec_cleanup() drops what is left on
+ * rxq.  After that nothing runs for the QP.
  *
  * A run is bounded (SROCE_EXEC_BUDGET packets in and out) and requeues
  * itself if work is left, so one busy QP cannot starve the others sharing
@@ -186,7 +188,7 @@ static void sroce_exec_run(struct sroce_qp *qp)
 	}
 
 	if (more || !sroce_exec_idle(qp))
-		queue_work(sroce_wq, &qp->work);
+		sroce_exec_queue(qp);
 }
 
 static void sroce_exec_work(struct work_struct *work)
@@ -284,13 +286,23 @@ int sroce_exec_qp_init(struct sroce_qp *qp)
 	return err;
 }
 
-/* destroy_qp, after every lookup reference is gone; see the file head. */
-void sroce_exec_stop(struct sroce_qp *qp)
+/*
+ * destroy_qp, once lookups are cut off: stop the engine for good, so that
+ * it neither transmits (which takes QP references) nor runs again.  Timers,
+ * the receive path and transmit completions may still try to wake it; the
+ * DYING bit makes that a no-op.
+ */
+void sroce_exec_quiesce(struct sroce_qp *qp)
 {
 	set_bit(SROCE_EXEC_DYING, &qp->events);
 	cancel_work_sync(&qp->work);
 	sroce_req_shutdown_timers(qp);
 	cancel_work_sync(&qp->work);
+}
+
+/* destroy_qp, after every QP reference is gone: free the engine's state. */
+void sroce_exec_cleanup(struct sroce_qp *qp)
+{
 	skb_queue_purge(&qp->rxq);
 	sroce_resp_cleanup(qp);
 	sroce_req_cleanup(qp);

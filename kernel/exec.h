@@ -39,7 +39,8 @@ void sroce_exec_flush(struct sroce_qp *qp);
 int sroce_exec_qp_init(struct sroce_qp *qp);
 void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 		       enum ib_qp_state next);
-void sroce_exec_stop(struct sroce_qp *qp);
+void sroce_exec_quiesce(struct sroce_qp *qp);
+void sroce_exec_cleanup(struct sroce_qp *qp);
 
 int sroce_exec_init(void);
 void sroce_exec_exit(void);

@@ -279,7 +279,8 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_exec:
-	sroce_exec_stop(qp);
+	sroce_exec_quiesce(qp);
+	sroce_exec_cleanup(qp);
 err_mutex:
 	mutex_destroy(&qp->mutex);
 	sroce_queue_cleanup(&qp->rq);
@@ -293,9 +294,11 @@ err_free_ref:
 }
 
 /*
- * ib_core has stopped new verbs on the QP; lookups by number are cut off
- * here and the holders waited for.  The rings then go (a user ring stays
- * mapped until the provider unmaps it, see kernel/queue.c).
+ * ib_core has stopped new verbs on the QP.  Lookups by number are cut off
+ * here, the engine is stopped so it transmits nothing more, and the
+ * reference holders - the receive path and packets still in the network
+ * stack - are waited for.  The rings then go (a user ring stays mapped
+ * until the provider unmaps it, see kernel/queue.c).
  */
 static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 {
@@ -305,10 +308,11 @@ static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	xa_erase(&sdev->qp_xa, ibqp->qp_num);
 	sroce_res_del_qp(qp);
+	sroce_exec_quiesce(qp);
 	sroce_qp_put(qp);
 	wait_for_completion(&ref->released);
 	kfree_rcu(ref, rcu);
-	sroce_exec_stop(qp);
+	sroce_exec_cleanup(qp);
 
 	sroce_queue_cleanup(&qp->rq);
 	sroce_queue_cleanup(&qp->sq);
