@@ -34,6 +34,27 @@ static void *sroce_post_slot(struct sroce_queue *q)
 	return sroce_queue_slot(q, producer);
 }
 
+static void sroce_post_sges(struct sroce_sge *sge, const struct ib_sge *sg,
+			    int num_sge)
+{
+	int i;
+
+	for (i = 0; i < num_sge; i++) {
+		sge[i].addr = sg[i].addr;
+		sge[i].length = sg[i].length;
+		sge[i].lkey = sg[i].lkey;
+	}
+}
+
+/* A user QP's WQEs travel through its rings: only the doorbell comes here. */
+static int sroce_post_doorbell(struct sroce_qp *qp, const void *wr)
+{
+	if (wr)
+		return -EINVAL;
+	sroce_exec_kick(qp);
+	return 0;
+}
+
 static void sroce_post_publish(struct sroce_queue *q)
 {
 	sroce_queue_publish_producer(q, READ_ONCE(q->hdr->producer) + 1);
@@ -87,8 +108,7 @@ static int sroce_post_send_one(struct sroce_qp *qp,
 			       const struct ib_send_wr *wr)
 {
 	struct sroce_send_wqe *wqe = sroce_post_slot(&qp->sq);
-	struct sroce_sge *sge;
-	int i, err;
+	int err;
 
 	if (!wqe)
 		return -ENOMEM;
@@ -109,12 +129,8 @@ static int sroce_post_send_one(struct sroce_qp *qp,
 	} else {
 		if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
 			return -EINVAL;
-		sge = (struct sroce_sge *)(wqe + 1);
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = wr->sg_list[i].addr;
-			sge[i].length = wr->sg_list[i].length;
-			sge[i].lkey = wr->sg_list[i].lkey;
-		}
+		sroce_post_sges((struct sroce_sge *)(wqe + 1), wr->sg_list,
+				wr->num_sge);
 		wqe->num_sge = wr->num_sge;
 	}
 	sroce_post_publish(&qp->sq);
@@ -129,13 +145,10 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	int err = 0;
 
 	if (qp->user) {
-		/* user WQEs travel through the ring, never through here */
-		if (wr) {
+		err = sroce_post_doorbell(qp, wr);
+		if (err)
 			*bad_wr = wr;
-			return -EINVAL;
-		}
-		sroce_exec_kick(qp);
-		return 0;
+		return err;
 	}
 	if (READ_ONCE(qp->state) < IB_QPS_RTS) {
 		*bad_wr = wr;
@@ -158,8 +171,6 @@ static int sroce_post_recv_one(struct sroce_qp *qp,
 			       const struct ib_recv_wr *wr)
 {
 	struct sroce_recv_wqe *wqe = sroce_post_slot(&qp->rq);
-	struct sroce_sge *sge;
-	int i;
 
 	if (!wqe)
 		return -ENOMEM;
@@ -168,12 +179,8 @@ static int sroce_post_recv_one(struct sroce_qp *qp,
 	wqe->wr_id = wr->wr_id;
 	wqe->num_sge = wr->num_sge;
 	wqe->reserved = 0;
-	sge = (struct sroce_sge *)(wqe + 1);
-	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = wr->sg_list[i].addr;
-		sge[i].length = wr->sg_list[i].length;
-		sge[i].lkey = wr->sg_list[i].lkey;
-	}
+	sroce_post_sges((struct sroce_sge *)(wqe + 1), wr->sg_list,
+			wr->num_sge);
 	sroce_post_publish(&qp->rq);
 	return 0;
 }
@@ -186,12 +193,10 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int err = 0;
 
 	if (qp->user) {
-		if (wr) {
+		err = sroce_post_doorbell(qp, wr);
+		if (err)
 			*bad_wr = wr;
-			return -EINVAL;
-		}
-		sroce_exec_kick(qp);
-		return 0;
+		return err;
 	}
 	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
