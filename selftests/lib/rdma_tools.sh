@@ -40,8 +40,7 @@
 #
 # NAME must be unique in the suite run (it names barriers and files); use
 # "$KTAP_CASE.something".  Every tool is killed after RT_LIMIT seconds
-# (default 120); a server still running RT_GRACE seconds (30) after its
-# client finished is killed.
+# (default 120), and RT_GRACE seconds (30) after the other side finished.
 
 RT_OUT=${RT_OUT:-/tmp/sroce-rt}
 RT_LIMIT=${RT_LIMIT:-120}
@@ -142,20 +141,23 @@ _rt_kill() {
 	kill -KILL "$1" 2>/dev/null
 }
 
-# _rt_wait_tool PID DEADLINE [DONEFILE]: wait for a tool started in the
+# _rt_wait_tool PID DEADLINE [OTHER_DONE]: wait for a tool started in the
 # background and return its exit status; at DEADLINE ($SECONDS) kill it and
-# return 124.  With DONEFILE (a server): once it exists (its client has
-# finished) or the peer guest has finished its script, allow RT_GRACE more
-# seconds, then kill it.  (Polling with builtins rather than timeout(1):
-# every exec costs under TCG.)
+# return 124.  OTHER_DONE is a shell command (eval'ed at each poll, so expand
+# what it needs when building it) that
+# is true once the other side has finished (or the peer guest has finished
+# its script): then the tool gets RT_GRACE more seconds before it is killed
+# (status 143), e.g. a server whose client gave up, or a client waiting for
+# an RDMA WRITE from a server that failed.  (Polling with builtins rather
+# than timeout(1): every exec costs under TCG.)
 _rt_wait_tool() {
-	local pid=$1 deadline=$2 done=${3:-} grace_end='' rc=0
+	local pid=$1 deadline=$2 other=${3:-} grace_end='' rc=0
 	while kill -0 "$pid" 2>/dev/null; do
-		if [ -n "$done" ] && [ -z "$grace_end" ] && { [ -e "$done" ] || tb_peer_done; }; then
+		if [ -n "$other" ] && [ -z "$grace_end" ] && { eval "$other" || tb_peer_done; }; then
 			grace_end=$((SECONDS + RT_GRACE))
 		fi
 		if [ -n "$grace_end" ] && [ "$SECONDS" -ge "$grace_end" ]; then
-			echo "the server still ran $RT_GRACE s after its client finished: killed"
+			echo "still running $RT_GRACE s after the other side finished: killed"
 			_rt_kill "$pid"
 			wait "$pid" 2>/dev/null
 			return 143
@@ -180,7 +182,7 @@ _rt_wait_tool() {
 # by RT_VERDICT (called with NAME), else "done"; the server side finds it
 # in RT_CLIENT_SAID.  Returns 0 if the side(s) run here exited 0.
 rt_run() {
-	local name=$1 port=$2 ready=$3 scmd=() ccmd=() pid sdeadline ok=1 donef word
+	local name=$1 port=$2 ready=$3 scmd=() ccmd=() pid cpid sdeadline ok=1 donef sdonef word other
 	shift 3
 	[ "$1" = -- ] && shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd+=("$1"); shift; done
@@ -188,9 +190,12 @@ rt_run() {
 	ccmd=("$@")
 	RT_SRV_RC='' RT_CLI_RC='' RT_CLIENT_SAID=''
 	_rt_t0=$EPOCHREALTIME
+	# donef: the client finished (its word for the server inside);
+	# sdonef: the server finished
 	donef=$RT_OUT/$name.done
 	[ "$RT_MODE" = pair ] && donef=$SROCE_SHARED/rt.$name.done
-	rm -f "$RT_OUT/$name.server" "$RT_OUT/$name.client" "$donef"
+	sdonef=$donef.server
+	rm -f "$RT_OUT/$name.server" "$RT_OUT/$name.client" "$donef" "$sdonef"
 
 	if rt_is_server; then
 		echo "server: ${scmd[*]}"
@@ -211,7 +216,10 @@ rt_run() {
 		RT_CLI_RC=0
 		if [ "$ok" = 1 ] || [ "$RT_MODE" = pair ]; then
 			stdbuf -oL "${ccmd[@]}" >"$RT_OUT/$name.client" 2>&1 &
-			_rt_wait_tool $! $((SECONDS + RT_LIMIT)) || RT_CLI_RC=$?
+			cpid=$!
+			printf -v other '[ -e %q ]' "$sdonef"
+			[ "$RT_MODE" = local ] && other="! kill -0 $pid 2>/dev/null"
+			_rt_wait_tool "$cpid" $((SECONDS + RT_LIMIT)) "$other" || RT_CLI_RC=$?
 		else
 			RT_CLI_RC=125
 			echo "(not run: the server was not ready)" >"$RT_OUT/$name.client"
@@ -224,11 +232,14 @@ rt_run() {
 	if rt_is_server; then
 		if [ "$ok" = 1 ]; then
 			RT_SRV_RC=0
-			_rt_wait_tool "$pid" "$sdeadline" "$donef" || RT_SRV_RC=$?
+			printf -v other '[ -e %q ]' "$donef"
+			_rt_wait_tool "$pid" "$sdeadline" "$other" || RT_SRV_RC=$?
+			: >"$sdonef"
 		else
 			_rt_kill "$pid"
 			wait "$pid" 2>/dev/null
 			RT_SRV_RC=125
+			: >"$sdonef"
 		fi
 		RT_CLIENT_SAID=$(_rt_client_said "$donef")
 		echo "server: done after $(_rt_secs) s"
