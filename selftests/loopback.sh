@@ -1,0 +1,139 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# RC traffic inside one guest: server and client on the same device over its
+# own IPv4-mapped and IPv6 GIDs (ibv_rc_pingpong with the data check, rping
+# comparing every byte, perftest send/write/read bandwidth and write
+# latency), then two devices of the driver under test on the two ends of a
+# veth pair talking to each other.  Emits KTAP.
+#
+#   scripts/testbed -k 6.1 -n 1 selftests/loopback.sh               # sroce
+#   scripts/testbed -k 6.1 -n 1 -a rdma_rxe selftests/loopback.sh   # the reference
+
+. "$(dirname "$0")/lib/ktap.sh"
+. "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
+. "$(dirname "$0")/lib/rdma_tools.sh"
+
+DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
+
+port_of() { echo $((24000 + 20 * $1)); }
+
+t_gids() {
+	tb_wait_port_active "$DEV" 30 || fail "$DEV not ACTIVE"
+	tb_gids "$DEV"
+	rt_sides_local ipv4 || fail "no RoCE v2 GID for $SROCE_IP4"
+	rt_sides_local ipv6 || fail "no RoCE v2 GID for $SROCE_IP6"
+}
+
+pp() {			# PORTSLOT FAMILY ARGS...
+	local port
+	port=$(port_of "$1")
+	rt_sides_local "$2" || fail "no GID"
+	shift 2
+	rt_pingpong "$KTAP_CASE" "$port" "$@" || fail "ibv_rc_pingpong $*"
+}
+
+t_pp_ipv4()		{ pp 1 ipv4 -c -n 500; }
+t_pp_ipv4_1()		{ pp 2 ipv4 -c -s 1 -n 500; }
+t_pp_ipv4_65536()	{ pp 3 ipv4 -c -s 65536 -n 100; }
+t_pp_ipv6()		{ pp 4 ipv6 -c -n 500; }
+t_pp_ipv6_4097_events()	{ pp 5 ipv6 -e -c -s 4097 -n 200; }
+
+t_rping() {
+	rt_sides_local ipv4 || fail "no GID"
+	rt_rping "$KTAP_CASE" "$(port_of 6)" -V -C 50 -S 65000 || fail "rping"
+}
+
+perf() {		# PORTSLOT KIND TOOL ARGS...
+	local port
+	port=$(port_of "$1")
+	rt_sides_local ipv4 || fail "no GID"
+	shift
+	rt_perf "$KTAP_CASE" "$port" "$@" || fail "$2 ${*:3}"
+}
+
+t_perf_write_bw()	{ perf 7 bw ib_write_bw -s 65536 -n 100; }
+t_perf_send_bw()	{ perf 8 bw ib_send_bw -s 65536 -n 100; }
+t_perf_read_bw()	{ perf 9 bw ib_read_bw -s 65536 -n 100; }
+t_perf_write_lat()	{ perf 10 lat ib_write_lat -n 200; }
+
+# Two devices in one kernel: the driver under test on both ends of a veth
+# pair (veth0 198.51.100.1, veth1 198.51.100.2, and IPv6).  Both addresses
+# are local, so veth1 must accept packets from a local source.
+VETH_DEVS=()
+
+veth_down() {
+	local d
+	for d in "${VETH_DEVS[@]}"; do
+		rdma link delete "$d" 2>/dev/null
+	done
+	ip link del veth0 2>/dev/null
+	return 0
+}
+
+t_two_devices_veth() {
+	# shellcheck disable=SC2034 # rdma_tools.sh's time limit, for this case
+	local drv=${SROCE_DRIVER:?} d0 d1 port failed=() RT_LIMIT=60
+	case $drv in
+	sroce) d0=sroce_v0 d1=sroce_v1 ;;
+	rdma_rxe) d0=rxe_v0 d1=rxe_v1 ;;
+	*) skip "no RDMA driver set up ($drv)" ;;
+	esac
+	trap veth_down EXIT
+	ip link add veth0 type veth peer name veth1 || fail "cannot create a veth pair"
+	sysctl -qw net.ipv4.conf.all.accept_local=1 net.ipv4.conf.veth0.accept_local=1 \
+		net.ipv4.conf.veth1.accept_local=1 net.ipv4.conf.all.rp_filter=0 \
+		net.ipv4.conf.veth0.rp_filter=0 net.ipv4.conf.veth1.rp_filter=0 \
+		net.ipv6.conf.veth0.accept_dad=0 net.ipv6.conf.veth1.accept_dad=0
+	ip addr add 198.51.100.1/24 dev veth0
+	ip addr add 198.51.100.2/24 dev veth1
+	ip -6 addr add fd53:726f:6366::1/64 dev veth0 nodad
+	ip -6 addr add fd53:726f:6366::2/64 dev veth1 nodad
+	ip link set veth0 up
+	ip link set veth1 up
+	VETH_DEVS=("$d0" "$d1")
+	tb_link_add "$drv" "$d0" veth0 || fail "$drv on veth0"
+	tb_link_add "$drv" "$d1" veth1 || fail "$drv on veth1"
+	rdma link show
+	wait_until 30 'has_gids' || { tb_gids "$d0"; tb_gids "$d1"; fail "no GIDs for the veth addresses"; }
+	port=$(port_of 11)
+	rt_sides "$d0" 198.51.100.1 "$d1" 198.51.100.2 || fail "no GID"
+	rt_pingpong "$KTAP_CASE.pp4" "$port" -c -s 4097 -n 200 || failed+=("ibv_rc_pingpong IPv4")
+	rt_rping "$KTAP_CASE.rping" $((port + 1)) -V -C 20 -S 65000 || failed+=("rping")
+	rt_perf "$KTAP_CASE.write_bw" $((port + 2)) bw ib_write_bw -s 65536 -n 100 || failed+=("ib_write_bw")
+	rt_sides "$d0" fd53:726f:6366::1 "$d1" fd53:726f:6366::2 || fail "no GID"
+	rt_pingpong "$KTAP_CASE.pp6" $((port + 4)) -c -s 4097 -n 200 || failed+=("ibv_rc_pingpong IPv6")
+	local tx rx
+	read -r tx </sys/class/net/veth0/statistics/tx_packets
+	read -r rx </sys/class/net/veth0/statistics/rx_packets
+	echo "veth0 sent $tx and received $rx packets"
+	[ ${#failed[@]} -eq 0 ] || fail "between $d0 and $d1: ${failed[*]}"
+}
+
+has_gids() {
+	tb_gid_index "${VETH_DEVS[0]}" 198.51.100.1 >/dev/null 2>&1 &&
+		tb_gid_index "${VETH_DEVS[1]}" 198.51.100.2 >/dev/null 2>&1 &&
+		tb_gid_index "${VETH_DEVS[0]}" fd53:726f:6366::1 >/dev/null 2>&1 &&
+		tb_gid_index "${VETH_DEVS[1]}" fd53:726f:6366::2 >/dev/null 2>&1
+}
+
+# Arguments name a subset of the cases (the first one is always run).
+CASES=(
+	t_gids
+	t_pp_ipv4
+	t_pp_ipv4_1
+	t_pp_ipv4_65536
+	t_pp_ipv6
+	t_pp_ipv6_4097_events
+	t_rping
+	t_perf_write_bw
+	t_perf_send_bw
+	t_perf_read_bw
+	t_perf_write_lat
+	t_two_devices_veth
+)
+if [ $# -gt 0 ]; then
+	ktap_main t_gids "$@"
+else
+	ktap_main "${CASES[@]}"
+fi
