@@ -24,5 +24,6 @@
 #define SROCE_MAX_QP_WR		BIT(14)		/* WQEs per SQ or RQ: 16 MiB rings at most */
 #define SROCE_MAX_SGE		32		/* per SQ or RQ WQE: 1 KiB slots at most */
 #define SROCE_MAX_QP_RD_ATOM	16		/* RDMA reads/atomics in flight, each way */
+#define SROCE_MAX_MSG_SZ	BIT(31)		/* IBTA's largest message */
 
 #endif /* SROCE_DEV_LIMITS_H */

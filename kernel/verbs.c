@@ -74,6 +74,7 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->gid_tbl_len = SROCE_GID_TABLE_LEN;
 	attr->pkey_tbl_len = SROCE_PKEY_TABLE_LEN;
 	attr->max_vl_num = 1;
+	attr->max_msg_sz = SROCE_MAX_MSG_SZ;
 	return ib_get_eth_speed(ibdev, port, &attr->active_speed,
 				&attr->active_width);
 }
