@@ -10,6 +10,8 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
+#include <net/netlink.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 
 #include "qp.h"
@@ -58,12 +60,21 @@ static void sroce_res_snapshot(struct sroce_qp *qp,
 int sroce_res_fill_qp(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct sroce_res_field f[SROCE_RES_FIELDS];
+	struct nlattr *table;
 	unsigned int i;
 
 	sroce_res_snapshot(to_sroce_qp(ibqp), f);
-	for (i = 0; i < SROCE_RES_FIELDS; i++)
-		if (rdma_nl_put_driver_u32(msg, f[i].name, f[i].value))
+	/* the rdma tool prints driver attributes found in this nest */
+	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
+	for (i = 0; i < SROCE_RES_FIELDS; i++) {
+		if (rdma_nl_put_driver_u32(msg, f[i].name, f[i].value)) {
+			nla_nest_cancel(msg, table);
 			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(msg, table);
 	return 0;
 }
 
