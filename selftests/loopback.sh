@@ -3,7 +3,8 @@
 #
 # RC traffic inside one guest: server and client on the same device over its
 # own IPv4-mapped and IPv6 GIDs (ibv_rc_pingpong with the data check,
-# perftest send/write/read bandwidth and write latency), then two devices of the driver under test on the two ends of a
+# perftest send/write/read bandwidth and write latency), then two devices
+# of the driver under test on the two ends of a
 # veth pair talking to each other.  Emits KTAP.
 #
 #   scripts/testbed -k 6.1 -n 1 selftests/loopback.sh               # sroce

@@ -87,8 +87,57 @@ t_pp_mtu_4096_jumbo() {
 	tb_barrier "$KTAP_CASE.done" 120 || fail "the peer did not finish"
 }
 
-# rping (rdma_cm) needs the GSI QP of issue 4; rt_rping in lib/rdma_tools.sh
-# is ready for it.
+# rping (rdma_cm) joins with the GSI QP of issue 4; rt_rping in
+# lib/rdma_tools.sh is ready for it.
+
+# ---- perftest ---------------------------------------------------------------
+
+perf() {		# PORTSLOT FAMILY KIND TOOL ARGS...
+	local port
+	port=$(port_of "$1")
+	rt_sides_pair "$2" || fail "no GID"
+	shift 2
+	rt_perf "$KTAP_CASE" "$port" "$@" || fail "$2 ${*:3}"
+}
+
+t_perf_send_bw_all()	{ RT_LIMIT=300 perf 20 ipv4 bw ib_send_bw -a -n 5; }
+t_perf_write_bw_all()	{ RT_LIMIT=300 perf 21 ipv4 bw ib_write_bw -a -n 5; }
+t_perf_read_bw_all()	{ RT_LIMIT=300 perf 22 ipv4 bw ib_read_bw -a -n 5; }
+# perftest refuses -a for atomics ("Message size cannot be changed")
+t_perf_atomic_fetch_add() { perf 23 ipv4 bw ib_atomic_bw -A FETCH_AND_ADD -n 100; }
+t_perf_atomic_cmp_swap() { perf 24 ipv4 bw ib_atomic_bw -A CMP_AND_SWAP -n 100; }
+t_perf_send_lat()	{ perf 25 ipv4 lat ib_send_lat -n 100; }
+t_perf_write_lat()	{ perf 26 ipv4 lat ib_write_lat -n 100; }
+t_perf_read_lat()	{ perf 27 ipv4 lat ib_read_lat -n 100; }
+t_perf_send_bw_ipv6()	{ perf 28 ipv6 bw ib_send_bw -s 65536 -n 20; }
+
+# ---- netem on guest b's egress ----------------------------------------------
+
+# netem_on NETEM-ARGS...: degrade the RoCE v2 packets guest b sends to
+# queue pairs other than QP1: a prio qdisc at the root sends UDP to port 4791
+# (IPv4 and IPv6) whose BTH destination QP is not 1 through netem, all other
+# traffic (the tools' TCP exchange, rdma_cm's MADs on QP1, ARP/ND) through a
+# plain band.  So the cases measure the RC data path's recovery, not TCP's or
+# ib_cm's MAD retransmission timers (seconds each).
+netem_on() {
+	tc qdisc add dev "$IF" root handle 1: prio bands 3 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 &&
+	tc qdisc add dev "$IF" parent 1:3 handle 30: netem "$@" &&
+	# BTH bytes 4..7: reserved (8 bits), destination QP (24 bits)
+	tc filter add dev "$IF" parent 1: prio 1 protocol ip u32 \
+		match ip protocol 17 0xff match ip dport 4791 0xffff \
+		match u32 0x00000001 0x00ffffff at 32 flowid 1:2 &&
+	tc filter add dev "$IF" parent 1: prio 2 protocol ip u32 \
+		match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:3 &&
+	tc filter add dev "$IF" parent 1: prio 3 protocol ipv6 u32 \
+		match ip6 protocol 17 0xff match ip6 dport 4791 0xffff \
+		match u32 0x00000001 0x00ffffff at 52 flowid 1:2 &&
+	tc filter add dev "$IF" parent 1: prio 4 protocol ipv6 u32 \
+		match ip6 protocol 17 0xff match ip6 dport 4791 0xffff flowid 1:3
+}
+
+netem_off() {
+	tc qdisc del dev "$IF" root 2>/dev/null || true
+}
 
 # netem_case PORTSLOT NETEM-ARGS...: degrade b's egress (b runs the clients:
 # RDMA WRITE and SEND data, READ requests, ACKs of the server's messages),
