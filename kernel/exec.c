@@ -46,7 +46,7 @@
 
 static struct workqueue_struct *sroce_wq;
 
-static void sroce_exec_queue(struct sroce_qp *qp)
+void sroce_exec_kick(struct sroce_qp *qp)
 {
 	if (!test_bit(SROCE_EXEC_DYING, &qp->events))
 		queue_work(sroce_wq, &qp->work);
@@ -60,18 +60,13 @@ void sroce_exec_rx(struct sroce_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	skb_queue_tail(&qp->rxq, skb);
-	sroce_exec_queue(qp);
-}
-
-void sroce_exec_kick(struct sroce_qp *qp)
-{
-	sroce_exec_queue(qp);
+	sroce_exec_kick(qp);
 }
 
 void sroce_exec_event(struct sroce_qp *qp, int bit)
 {
 	set_bit(bit, &qp->events);
-	sroce_exec_queue(qp);
+	sroce_exec_kick(qp);
 }
 
 /*
@@ -188,7 +183,7 @@ static void sroce_exec_run(struct sroce_qp *qp)
 	}
 
 	if (more || !sroce_exec_idle(qp))
-		sroce_exec_queue(qp);
+		sroce_exec_kick(qp);
 }
 
 static void sroce_exec_work(struct work_struct *work)
@@ -212,7 +207,7 @@ void sroce_exec_set_error(struct sroce_qp *qp)
 	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_ERR)
 		return;
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	sroce_exec_queue(qp);
+	sroce_exec_kick(qp);
 }
 
 /*
@@ -259,10 +254,10 @@ void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 			sroce_req_start(qp);
 		else
 			sroce_req_update(qp);
-		sroce_exec_queue(qp);
+		sroce_exec_kick(qp);
 		break;
 	case IB_QPS_ERR:
-		sroce_exec_queue(qp);
+		sroce_exec_kick(qp);
 		break;
 	default:
 		break;

@@ -97,15 +97,18 @@ void sroce_resp_send_ack(struct sroce_qp *qp)
 	sroce_tx_ack(qp, resp->ack_psn, sroce_resp_ack_syndrome(), resp->msn);
 }
 
+/* A NAK naming psn; it acknowledges everything before psn as well. */
+static void sroce_resp_nak_at(struct sroce_qp *qp, u32 psn,
+			      enum sroce_aeth_kind kind, u8 value)
+{
+	qp->resp.ack_pending = false;
+	sroce_tx_ack(qp, psn, sroce_hdr_syndrome(kind, value), qp->resp.msn);
+}
+
 static void sroce_resp_nak(struct sroce_qp *qp, enum sroce_aeth_kind kind,
 			   u8 value)
 {
-	struct sroce_resp *resp = &qp->resp;
-
-	/* a NAK acknowledges everything before epsn as well */
-	resp->ack_pending = false;
-	sroce_tx_ack(qp, resp->st.epsn, sroce_hdr_syndrome(kind, value),
-		     resp->msn);
+	sroce_resp_nak_at(qp, qp->resp.st.epsn, kind, value);
 }
 
 static void sroce_resp_cqe(struct sroce_qp *qp, enum sroce_wc_status status,
@@ -133,13 +136,19 @@ static void sroce_resp_cqe(struct sroce_qp *qp, enum sroce_wc_status status,
  * A request the responder cannot carry out: NAK it and put the QP in the
  * error state; a receive WQE in progress completes with recv_status.
  */
-static void sroce_resp_fatal(struct sroce_qp *qp, u8 nak_code,
-			     enum sroce_wc_status recv_status)
+static void sroce_resp_fatal_at(struct sroce_qp *qp, u32 psn, u8 nak_code,
+				enum sroce_wc_status recv_status)
 {
 	if (qp->resp.have_rwqe)
 		sroce_resp_cqe(qp, recv_status, IB_WC_RECV, 0, 0, 0, false);
-	sroce_resp_nak(qp, SROCE_AETH_NAK, nak_code);
+	sroce_resp_nak_at(qp, psn, SROCE_AETH_NAK, nak_code);
 	sroce_exec_set_error(qp);
+}
+
+static void sroce_resp_fatal(struct sroce_qp *qp, u8 nak_code,
+			     enum sroce_wc_status recv_status)
+{
+	sroce_resp_fatal_at(qp, qp->resp.st.epsn, nak_code, recv_status);
 }
 
 /* Take the next receive WQE; false (and an RNR NAK) if the RQ is empty. */
@@ -323,10 +332,11 @@ static void sroce_resp_read_burst(struct sroce_qp *qp)
 					     IB_ACCESS_REMOTE_READ, resp->rd_va,
 					     resp->rd_left);
 			if (!mr) {
+				/* name the response the requester waits for */
 				resp->rd_pkts = 0;
-				resp->st.epsn = resp->rd_psn;
-				sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
-						 SROCE_WC_REM_ACCESS_ERR);
+				sroce_resp_fatal_at(qp, resp->rd_psn,
+						    SROCE_NAK_REM_ACCESS_ERR,
+						    SROCE_WC_REM_ACCESS_ERR);
 				return;
 			}
 		}

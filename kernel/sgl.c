@@ -6,13 +6,11 @@
  * an SGE) and the SGE's bounds, so a deregistered or foreign MR is refused
  * at the packet that would touch it, never used.
  */
-#include <linux/overflow.h>
-
 #include "device.h"
 #include "qp.h"
 #include "sgl.h"
 
-/* Total bytes an SGE list describes; overflow if beyond 2^32 - 1 SGEs' sum. */
+/* Total bytes an SGE list describes; *overflow if above the largest message. */
 u64 sroce_sgl_length(const struct sroce_sge *sge, u32 num_sge, bool *overflow)
 {
 	u64 len = 0;
