@@ -7,6 +7,7 @@
 #   make KDIR=/path      build the module against other kernel headers
 #   make install         install sroce.ko (updates/) and the provider (as root)
 #   make unit            build and run the userspace unit tests
+#   make microbench      run the protocol-core micro-benchmarks (core_bench)
 #   make demo            two QEMU guests with sroce devices (see README.md)
 #   make check           everything CI runs; ends with "N passed, N failed"
 #
@@ -24,13 +25,13 @@ SROCE_GIT := $(shell git -C $(CURDIR) describe --always --dirty --tags 2>/dev/nu
 krel = $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 kmod_dir = $(BUILD)/kmod/$(krel)
 
-.PHONY: all module provider userspace unit install install-module \
-	install-provider demo check clean help
+.PHONY: all module provider userspace unit microbench install \
+	install-module install-provider demo check clean help
 
 all: module provider
 
 help:
-	@sed -n '3,13p' Makefile
+	@sed -n '3,14p' Makefile
 
 module:
 	@test -n "$(krel)" || { echo "sroce: no kernel headers at $(KDIR);" \
@@ -52,6 +53,23 @@ userspace: $(BUILD)/userspace/CMakeCache.txt
 
 unit: userspace
 	ctest --test-dir $(BUILD)/userspace --output-on-failure
+
+# Google Benchmark micro-benchmarks of kernel/core (needs libbenchmark-dev;
+# Documentation/benchmarks.md).  JSON goes to $(BUILD)/bench/core_bench.json,
+# the table to the terminal.  MICROBENCH_ARGS adds core_bench options, e.g.
+# MICROBENCH_ARGS='--benchmark_filter=icrc --benchmark_repetitions=5'.
+MICROBENCH_ARGS ?=
+microbench: $(BUILD)/userspace/CMakeCache.txt
+	@test -f $(BUILD)/userspace/bench/Makefile || { echo "sroce:" \
+		"core_bench is not configured: install libbenchmark-dev" \
+		"(scripts/install-deps.sh), then run cmake $(BUILD)/userspace" >&2; \
+		exit 1; }
+	cmake --build $(BUILD)/userspace --target core_bench -j$(shell nproc)
+	@mkdir -p $(BUILD)/bench
+	$(BUILD)/userspace/bench/core_bench \
+		--benchmark_out=$(BUILD)/bench/core_bench.json \
+		--benchmark_out_format=json $(MICROBENCH_ARGS)
+	@echo "sroce: results in $(BUILD)/bench/core_bench.json"
 
 install: install-module install-provider
 
