@@ -213,7 +213,17 @@ struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp, unsigned int len)
 
 	lockdep_assert_held(&qp->mutex);
 	headroom = sroce_net_headroom(qp);
-	skb = alloc_skb(headroom + len + SROCE_ICRC_LEN, GFP_KERNEL);
+	/*
+	 * A packet's buffer comes from the per-CPU page-fragment cache when
+	 * it fits: slab objects are zeroed on every allocation where
+	 * init_on_alloc is on (Debian's default), a fragment is not, and a
+	 * page whose fragments have all come back is reused as it is.  Only
+	 * non-sleeping allocations use the cache; when it has nothing, sleep.
+	 */
+	skb = __netdev_alloc_skb(NULL, headroom + len + SROCE_ICRC_LEN,
+				 GFP_NOWAIT | __GFP_NOWARN);
+	if (unlikely(!skb))
+		skb = alloc_skb(headroom + len + SROCE_ICRC_LEN, GFP_KERNEL);
 	if (unlikely(!skb)) {
 		sroce_tx_error_count(SROCE_TX_NO_MEM);
 		return NULL;
