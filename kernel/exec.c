@@ -11,8 +11,10 @@
  *
  * Who wakes the work item:
  *  - the receive path (softirq) queues the skb on qp->rxq, sroce_exec_rx();
- *  - the doorbells: a provider's empty POST_SEND/POST_RECV command and a
- *    kernel consumer's post_send/post_recv, sroce_exec_kick();
+ *  - the doorbells: a kernel consumer's post_send/post_recv and a
+ *    provider's empty POST_RECV command, sroce_exec_kick(); a provider's
+ *    empty POST_SEND command runs the engine in its own system call if the
+ *    QP is idle, sroce_exec_doorbell();
  *  - the retransmission and RNR timers (SROCE_EXEC_* event bits);
  *  - modify_qp, when the QP enters a state with work to do.
  *
@@ -184,6 +186,24 @@ static void sroce_exec_run(struct sroce_qp *qp)
 
 	if (more || !sroce_exec_idle(qp))
 		sroce_exec_kick(qp);
+}
+
+/*
+ * A user's doorbell arrives in its own system call: run the engine right
+ * there when nobody else is running it, which saves the wake-up of a worker
+ * (most of a small message's latency) and costs nothing extra, since the run
+ * is as bounded as the worker's and requeues the work item if work is left.
+ */
+void sroce_exec_doorbell(struct sroce_qp *qp)
+{
+	might_sleep();
+	if (test_bit(SROCE_EXEC_DYING, &qp->events) ||
+	    !mutex_trylock(&qp->mutex)) {
+		sroce_exec_kick(qp);
+		return;
+	}
+	sroce_exec_run(qp);
+	mutex_unlock(&qp->mutex);
 }
 
 static void sroce_exec_work(struct work_struct *work)

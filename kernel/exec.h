@@ -27,6 +27,8 @@ void sroce_exec_rx(struct sroce_qp *qp, struct sk_buff *skb);
 
 /* Wake the QP's work item; callable from any context. */
 void sroce_exec_kick(struct sroce_qp *qp);
+/* A user's send doorbell; process context (runs the engine if idle). */
+void sroce_exec_doorbell(struct sroce_qp *qp);
 /* Set an event bit and wake the work item; callable from any context. */
 void sroce_exec_event(struct sroce_qp *qp, int bit);
 

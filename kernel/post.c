@@ -49,10 +49,7 @@ static void sroce_post_sges(struct sroce_sge *sge, const struct ib_sge *sg,
 /* A user QP's WQEs travel through its rings: only the doorbell comes here. */
 static int sroce_post_doorbell(struct sroce_qp *qp, const void *wr)
 {
-	if (wr)
-		return -EINVAL;
-	sroce_exec_kick(qp);
-	return 0;
+	return wr ? -EINVAL : 0;
 }
 
 static void sroce_post_publish(struct sroce_queue *q)
@@ -148,6 +145,8 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		err = sroce_post_doorbell(qp, wr);
 		if (err)
 			*bad_wr = wr;
+		else
+			sroce_exec_doorbell(qp);
 		return err;
 	}
 	if (READ_ONCE(qp->state) < IB_QPS_RTS) {
@@ -196,6 +195,8 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		err = sroce_post_doorbell(qp, wr);
 		if (err)
 			*bad_wr = wr;
+		else
+			sroce_exec_kick(qp);
 		return err;
 	}
 	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
