@@ -36,9 +36,11 @@
 #include <linux/mutex.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <net/dst.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
+#include <net/ip6_fib.h>
 #include <net/ipv6_stubs.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
@@ -422,6 +424,40 @@ static bool sroce_net_skb_ok(const struct sroce_qp_av *av,
 	       skb_tailroom(skb) >= SROCE_ICRC_LEN;
 }
 
+/*
+ * The route of a QP's packets depends only on its address vector and flow,
+ * so it is looked up once and kept, as a connected socket keeps its dst.
+ * dst_check() notices when routing changed underneath (the IPv4 generation
+ * count, the IPv6 cookie); a netdev going away replaces the dst's device
+ * without waiting for this reference.
+ */
+static struct dst_entry *sroce_net_route(struct sroce_qp *qp, __be16 sport)
+{
+	const struct sroce_qp_av *av = &qp->av;
+	struct dst_entry *dst = qp->tx_dst;
+
+	if (dst) {
+		if (dst_check(dst, qp->tx_dst_cookie)) {
+			dst_hold(dst);
+			return dst;
+		}
+		sroce_net_forget_route(qp);
+	}
+	dst = av->v4 ? sroce_net_route4(av, sport) : sroce_net_route6(av, sport);
+	if (IS_ERR(dst))
+		return dst;
+	qp->tx_dst_cookie = av->v4 ? 0 : rt6_get_cookie((struct rt6_info *)dst);
+	dst_hold(dst);
+	qp->tx_dst = dst;
+	return dst;
+}
+
+void sroce_net_forget_route(struct sroce_qp *qp)
+{
+	dst_release(qp->tx_dst);
+	qp->tx_dst = NULL;
+}
+
 int sroce_net_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	const struct sroce_qp_av *av = &qp->av;
@@ -433,7 +469,7 @@ int sroce_net_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 	if (WARN_ON_ONCE(!sroce_net_skb_ok(av, skb)))
 		return sroce_net_tx_fail(skb, SROCE_TX_BAD_SKB, -EINVAL);
 
-	dst = av->v4 ? sroce_net_route4(av, sport) : sroce_net_route6(av, sport);
+	dst = sroce_net_route(qp, sport);
 	if (IS_ERR(dst))
 		return sroce_net_tx_fail(skb, SROCE_TX_NO_ROUTE, PTR_ERR(dst));
 	skb_dst_set(skb, dst);

@@ -32,5 +32,7 @@ void sroce_net_put(void);
  */
 struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp, unsigned int len);
 int sroce_net_xmit(struct sroce_qp *qp, struct sk_buff *skb);
+/* The QP's address vector or flow changed, or it goes away (qp->mutex). */
+void sroce_net_forget_route(struct sroce_qp *qp);
 
 #endif /* SROCE_NET_H */

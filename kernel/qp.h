@@ -176,6 +176,8 @@ struct sroce_qp {
 	struct sk_buff_head rxq;	/* received, not yet processed */
 	unsigned long events;		/* SROCE_EXEC_* bits, atomic */
 	atomic_t tx_inflight;		/* packets sent, not yet freed */
+	struct dst_entry *tx_dst;	/* cached route, kernel/net.c */
+	u32 tx_dst_cookie;		/* its IPv6 validity cookie */
 	struct list_head res_node;	/* in kernel/res.c's list */
 	spinlock_t post_lock;		/* kernel QP posters */
 	void *sq_copy;			/* private copies of fetched SQ slots */
