@@ -294,6 +294,21 @@ static struct sroce_swqe *sroce_comp_response_wqe(struct sroce_qp *qp,
 	return sroce_req_is_rd_atomic(w) ? w : NULL;
 }
 
+/*
+ * A response to a READ already received in full.  After a timeout the
+ * responder answers every READ request sent again, which for long READs
+ * takes longer than one timeout; such a response proves the responder is
+ * alive and working its way to the missing PSNs, so the transport timer
+ * starts again, though without the retry reload that only progress earns.
+ * Otherwise one late packet snowballs into RETRY_EXC_ERR.
+ */
+static void sroce_comp_stale_response(struct sroce_qp *qp, u32 psn)
+{
+	sroce_drop_count(SROCE_DROP_STALE);
+	if (sroce_psn_before(psn, qp->req.una))
+		sroce_req_arm_timer(qp);
+}
+
 static void sroce_comp_read_resp(struct sroce_qp *qp,
 				 const struct sk_buff *skb,
 				 const struct sroce_pkt *pkt)
@@ -307,7 +322,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp,
 
 	w = sroce_comp_response_wqe(qp, psn, &idx);
 	if (!w || w->msg != SROCE_RC_MSG_READ) {
-		sroce_drop_count(SROCE_DROP_STALE);
+		sroce_comp_stale_response(qp, psn);
 		return;
 	}
 	off = (u64)sroce_psn_sub(psn, w->first_psn) * qp->pmtu;
