@@ -141,6 +141,7 @@ static void sroce_comp_progress(struct sroce_qp *qp)
 
 	req->retry_left = qp->retry_cnt;
 	req->rnr_left = qp->rnr_retry;
+	req->backoff = 0;
 	req->rewind_sent = false;
 	if (req->una == req->snd_max)
 		del_timer(&req->retrans_timer);
@@ -403,6 +404,8 @@ void sroce_comp_timeout(struct sroce_qp *qp)
 	if (READ_ONCE(qp->state) != IB_QPS_RTS || req->una == req->snd_max ||
 	    req->rnr_wait || timer_pending(&req->retrans_timer))
 		return;
+	if (req->backoff < SROCE_REQ_MAX_BACKOFF)
+		req->backoff++;
 	sroce_comp_retry(qp, req->una);
 }
 

@@ -90,6 +90,7 @@ struct sroce_req {
 	u32 una;			/* oldest unacknowledged PSN */
 	u32 rd_atomic;			/* READ/atomic WQEs sent, not done */
 	u8 retry_left;
+	u8 backoff;			/* timer doublings since progress */
 	u8 rnr_left;
 	bool rnr_wait;			/* RNR NAK: wait for rnr_timer */
 	bool rewind_sent;		/* implicit NAK already acted upon */

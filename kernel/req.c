@@ -122,6 +122,7 @@ static void sroce_req_load_limits(struct sroce_qp *qp)
 
 	qp->req.retry_left = qp->retry_cnt;
 	qp->req.rnr_left = qp->rnr_retry;
+	qp->req.backoff = 0;
 	qp->req.timeout_jiffies = us ? max(usecs_to_jiffies(us), 1UL) : 0;
 }
 
@@ -266,12 +267,24 @@ bool sroce_req_fetch(struct sroce_qp *qp)
 	return true;
 }
 
+/*
+ * The QP's timeout is the least a requester waits for an answer.  After
+ * consecutive timeouts without progress sroce waits longer, twice and then
+ * four times as long (up to 4x, as IBTA allows), so that a peer slowed
+ * down by its host (a loaded hypervisor) is not declared dead after half a
+ * second; progress goes back to the QP's own timeout.
+ */
+static unsigned long sroce_req_expiry(const struct sroce_req *req)
+{
+	return jiffies + (req->timeout_jiffies << req->backoff);
+}
+
 void sroce_req_arm_timer(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
 	if (req->timeout_jiffies && req->una != req->snd_max)
-		mod_timer(&req->retrans_timer, jiffies + req->timeout_jiffies);
+		mod_timer(&req->retrans_timer, sroce_req_expiry(req));
 }
 
 /* Restart transmission at psn, which lies in [una, snd_max). */
@@ -440,7 +453,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_swqe *w)
 	sroce_req_advance(qp, w, len, last);
 	sroce_tx_send(qp, &tx);
 	if (req->timeout_jiffies && !timer_pending(&req->retrans_timer))
-		mod_timer(&req->retrans_timer, jiffies + req->timeout_jiffies);
+		mod_timer(&req->retrans_timer, sroce_req_expiry(req));
 	return 0;
 }
 

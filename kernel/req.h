@@ -8,6 +8,9 @@
 struct sroce_qp;
 struct sroce_swqe;
 
+/* Consecutive timeouts stretch the transport timer up to 4x (req.c). */
+#define SROCE_REQ_MAX_BACKOFF	2
+
 int sroce_req_init(struct sroce_qp *qp);
 void sroce_req_cleanup(struct sroce_qp *qp);
 void sroce_req_reset(struct sroce_qp *qp);

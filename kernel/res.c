@@ -22,7 +22,7 @@ struct sroce_res_field {
 	u32 value;
 };
 
-#define SROCE_RES_FIELDS 21
+#define SROCE_RES_FIELDS 22
 
 /* The snapshot, shared by netlink and debugfs. */
 static void sroce_res_snapshot(struct sroce_qp *qp,
@@ -40,6 +40,7 @@ static void sroce_res_snapshot(struct sroce_qp *qp,
 		{ "req_snd_max", READ_ONCE(req->snd_max) },
 		{ "req_rd_atomic", READ_ONCE(req->rd_atomic) },
 		{ "req_retry_left", READ_ONCE(req->retry_left) },
+		{ "req_backoff", READ_ONCE(req->backoff) },
 		{ "req_rnr_left", READ_ONCE(req->rnr_left) },
 		{ "req_rnr_wait", READ_ONCE(req->rnr_wait) },
 		{ "req_timer", timer_pending(&req->retrans_timer) },
