@@ -9,6 +9,8 @@
 #   make unit            build and run the userspace unit tests
 #   make demo            two QEMU guests with sroce devices (see README.md)
 #   make check           everything CI runs; ends with "N passed, N failed"
+#   make bench           sroce vs rdma_rxe vs TCP in QEMU guests (~20 min;
+#                        BENCH_ARGS="-k 6.12 --runs 5 --quick ...")
 #
 # The kernel-side rules live in Kbuild.  Each kernel is built in its own
 # shadow tree under build/kmod/<release>/ so builds for several kernels do not
@@ -25,12 +27,12 @@ krel = $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/gen
 kmod_dir = $(BUILD)/kmod/$(krel)
 
 .PHONY: all module provider userspace unit install install-module \
-	install-provider demo check clean help
+	install-provider demo check bench clean help
 
 all: module provider
 
 help:
-	@sed -n '3,13p' Makefile
+	@sed -n '3,15p' Makefile
 
 module:
 	@test -n "$(krel)" || { echo "sroce: no kernel headers at $(KDIR);" \
@@ -67,6 +69,9 @@ demo:
 
 check:
 	$(CURDIR)/scripts/check
+
+bench:
+	$(CURDIR)/scripts/bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD)
