@@ -58,16 +58,18 @@ fi
 
 # iters SIZE: the iteration count of a run (lat: of a latency run), scaled
 # by BENCH_SCALE percent, at least 20 (8 for 1 MiB).  Chosen so that the
-# whole `make bench` takes about 20 minutes on a 2-core host: under TCG a
-# run moves only a few MB/s.
+# whole `make bench` takes about 20-30 minutes on a 2-core host (under TCG
+# a run moves only 5-20 MB/s, and starting a perftest costs seconds of
+# CPU), with the 64 KiB and 1 MiB runs moving 32 MiB each so that the
+# CPU per GiB is not just the tools' start-up.
 iters() {
 	local n
 	case $1 in
 	lat) n=300 ;;
 	64) n=2000 ;;
 	4096) n=1000 ;;
-	65536) n=120 ;;
-	1048576) n=10 ;;
+	65536) n=500 ;;
+	1048576) n=32 ;;
 	*) n=$((8000000 / $1 + 100)) ;;
 	esac
 	n=$((n * SCALE / 100))
