@@ -16,7 +16,7 @@
 #   ib_write_bw, ib_send_bw, ib_read_bw at each of BENCH_BW_SIZES
 #   ib_write_bw -q 4 at 64 KiB (multi-QP scaling), unless BENCH_Q4=0
 #   ib_write_lat, ib_send_lat, ib_read_lat at 2 bytes
-#   ib_write_bw -s 2 -n 20 first: a CPU baseline (see bench-report)
+#   ib_write_bw -s 2 -n 20 first: the CPU cost of a run that moves nothing
 #   TCP: iperf3 -l 64K for BENCH_TCP_SECS s, tcp_pingpong -S 2
 #
 # Raw output goes to $SROCE_LOGDIR/raw/ (the client's and server's output
@@ -157,8 +157,8 @@ link_down() {
 rdma_set() {		# DRIVER ROUND
 	local drv=$1 r=$2 tool size name
 	# the CPU cost of a run that moves (almost) nothing: tool start-up,
-	# clock calibration, connection set-up and tear-down; the report
-	# subtracts it from the bandwidth runs' CPU time
+	# clock calibration, connection set-up and tear-down (a figure of
+	# its own in the report)
 	name=$drv.baseline.2.q1.r$r
 	run "$name" rt_perf "$name" "$PORT" bw ib_write_bw -s 2 -n 20
 	for tool in ib_write_bw ib_send_bw ib_read_bw; do
