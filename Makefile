@@ -10,6 +10,8 @@
 #   make microbench      run the protocol-core micro-benchmarks (core_bench)
 #   make demo            two QEMU guests with sroce devices (see README.md)
 #   make check           everything CI runs; ends with "N passed, N failed"
+#   make bench           sroce vs rdma_rxe vs TCP in QEMU guests (~20 min;
+#                        BENCH_ARGS="-k 6.12 --runs 5 --quick ...")
 #
 # The kernel-side rules live in Kbuild.  Each kernel is built in its own
 # shadow tree under build/kmod/<release>/ so builds for several kernels do not
@@ -26,12 +28,12 @@ krel = $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/gen
 kmod_dir = $(BUILD)/kmod/$(krel)
 
 .PHONY: all module provider userspace unit microbench install \
-	install-module install-provider demo check clean help
+	install-module install-provider demo check bench clean help
 
 all: module provider
 
 help:
-	@sed -n '3,14p' Makefile
+	@sed -n '3,16p' Makefile
 
 module:
 	@test -n "$(krel)" || { echo "sroce: no kernel headers at $(KDIR);" \
@@ -85,6 +87,9 @@ demo:
 
 check:
 	$(CURDIR)/scripts/check
+
+bench:
+	$(CURDIR)/scripts/bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD)

@@ -58,6 +58,8 @@ PACKAGES=(
 	build-essential cmake pkg-config python3
 	# unit tests, benchmarks
 	libgtest-dev googletest libbenchmark-dev
+	# make bench: the chart
+	gnuplot-nox
 	# fuzzing
 	clang llvm lld
 )

@@ -27,7 +27,8 @@
 #   rt_perf NAME PORT KIND TOOL [ARGS...]   perftest TOOL (KIND bw or lat)
 #       with -d -x -p -F added: exit status 0 on both sides; the client's
 #       result table has one row per expected size (-a: 2 .. 2^23; -s; the
-#       tool's default) with the -n iteration count, all numbers finite, and
+#       tool's default) with the -n iteration count (bw: times -q), all
+#       numbers finite, and
 #       bw: BW average or MsgRate positive; lat: 0 < t_min <= t_typical,
 #       t_avg <= t_max.  perftest calibrates its clock against gettimeofday
 #       and under TCG that can fail ("Correlation coefficient r^2 < 0.9",
@@ -414,13 +415,18 @@ _rt_perf_verdict() {
 }
 
 rt_perf() {
-	local name=$1 port=$2 kind=$3 tool=$4 iters='' sizes attempt=1 rc=0 clock run a
+	local name=$1 port=$2 kind=$3 tool=$4 iters='' qps=1 sizes attempt=1 rc=0 clock run a
 	shift 4
 	local args=("$@")
 	for ((a = 0; a < ${#args[@]}; a++)); do
-		case ${args[a]} in -n|--iters) iters=${args[a + 1]} ;; esac
+		case ${args[a]} in
+		-n|--iters) iters=${args[a + 1]} ;;
+		-q|--qp) qps=${args[a + 1]} ;;
+		esac
 	done
 	[ -n "$iters" ] || { echo "rt_perf: pass -n"; return 1; }
+	# bandwidth tools count the iterations of all QPs together
+	[ "$kind" = bw ] && iters=$((iters * qps))
 	sizes=$(_rt_perf_sizes "$tool" "${args[@]}")
 	while :; do
 		local p=$((port + attempt - 1))

@@ -1,0 +1,215 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest side of `make bench` (scripts/bench): run by scripts/testbed
+# --no-link in one guest (loopback: server and client on one device) or in
+# two guests on one wire (servers in guest a, clients in guest b).  For each
+# round (BENCH_RUNS of them) it creates the devices of each driver in
+# BENCH_DRIVERS in turn (default "sroce rdma_rxe": sroce, then `rdma link
+# delete` + rmmod, then rdma_rxe; they cannot share a kernel, both bind UDP
+# 4791), runs the perftest set over it, removes it, and then runs the TCP
+# set (iperf3 and tcp_pingpong) over the same wire.  Interleaving the
+# drivers round by round spreads slow drifts of the host's load over all
+# of them.
+#
+# The set (each run with the same iteration counts for every driver):
+#   ib_write_bw, ib_send_bw, ib_read_bw at each of BENCH_BW_SIZES
+#   ib_write_bw -q 4 at 64 KiB (multi-QP scaling), unless BENCH_Q4=0
+#   ib_write_lat, ib_send_lat, ib_read_lat at 2 bytes
+#   ib_write_bw -s 2 -n 20 first: the CPU cost of a run that moves nothing
+#   TCP: iperf3 -l 64K for BENCH_TCP_SECS s, tcp_pingpong -S 2
+#
+# Raw output goes to $SROCE_LOGDIR/raw/ (the client's and server's output
+# per run: DRIVER.TOOL.SIZE.qQPS.rROUND.ATTEMPT.{client,server}; see
+# selftests/lib/rdma_tools.sh) and $SROCE_LOGDIR/cpu.txt (one line per run:
+# "NAME BUSY_JIFFIES", this guest's busy time from /proc/stat, USER_HZ
+# units, over the run).  scripts/bench-report reads them on the host.
+#
+# Environment (set by scripts/bench with testbed -e):
+#   BENCH_RUNS (3), BENCH_DRIVERS ("sroce rdma_rxe"), BENCH_TCP (1),
+#   BENCH_BW_SIZES ("64 4096 65536 1048576"), BENCH_Q4 (1),
+#   BENCH_SCALE (100: percent of the default iteration counts),
+#   BENCH_TCP_SECS (3), BENCH_TOOLS (directory with tcp_pingpong),
+#   BENCH_LIMIT (90: seconds a tool may run)
+
+set -u
+. "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
+RT_OUT=$SROCE_LOGDIR/raw
+RT_LIMIT=${BENCH_LIMIT:-90}
+. "$SROCE_SRC/selftests/lib/rdma_tools.sh"
+
+RUNS=${BENCH_RUNS:-3}
+DRIVERS=${BENCH_DRIVERS:-sroce rdma_rxe}
+BW_SIZES=${BENCH_BW_SIZES:-64 4096 65536 1048576}
+SCALE=${BENCH_SCALE:-100}
+TCP=${BENCH_TCP:-1}
+TCP_SECS=${BENCH_TCP_SECS:-3}
+Q4=${BENCH_Q4:-1}
+TOOLS=${BENCH_TOOLS:-$SROCE_BUILD/userspace/tools}
+CPULOG=$SROCE_LOGDIR/cpu.txt
+FAILED=0
+PORT=20000
+
+if [ "${SROCE_GUESTS:-1}" = 2 ]; then
+	MODE=pair
+else
+	MODE=local
+fi
+
+# iters SIZE: the iteration count of a run (lat: of a latency run), scaled
+# by BENCH_SCALE percent, at least 20 (8 for 1 MiB).  Chosen so that the
+# whole `make bench` takes about 20-30 minutes on a 2-core host (under TCG
+# a run moves only 5-20 MB/s, and starting a perftest costs seconds of
+# CPU), with the 64 KiB and 1 MiB runs moving 32 MiB each so that the
+# CPU per GiB is not just the tools' start-up.
+iters() {
+	local n
+	case $1 in
+	lat) n=300 ;;
+	64) n=2000 ;;
+	4096) n=1000 ;;
+	65536) n=500 ;;
+	1048576) n=32 ;;
+	*) n=$((8000000 / $1 + 100)) ;;
+	esac
+	n=$((n * SCALE / 100))
+	if [ "$1" = 1048576 ]; then
+		[ "$n" -ge 8 ] || n=8
+	else
+		[ "$n" -ge 20 ] || n=20
+	fi
+	echo "$n"
+}
+
+# busy: this guest's busy jiffies so far (everything but idle and iowait),
+# with builtins only
+busy() {
+	local _c u n s i w q sq st _r
+	read -r _c u n s i w q sq st _r </proc/stat
+	BUSY=$((u + n + s + q + sq + st))
+}
+
+# sides: the server/client ends for rdma_tools.sh on the current device
+sides() {
+	if [ "$MODE" = pair ]; then
+		rt_sides_pair ipv4
+	else
+		rt_sides_local ipv4
+	fi
+}
+
+# run NAME: run the rest of the arguments (an rt_* call), logging this
+# guest's busy jiffies over it; a failure is counted and the bench goes on
+run() {
+	local name=$1 b0 rc=0
+	shift
+	tb_log "$name"
+	busy
+	b0=$BUSY
+	"$@" || rc=$?
+	busy
+	echo "$name $((BUSY - b0))" >>"$CPULOG"
+	if [ "$rc" != 0 ]; then
+		tb_log "FAILED: $name (status $rc)"
+		FAILED=$((FAILED + 1))
+	fi
+	PORT=$((PORT + 2))
+}
+
+perf() {		# DRIVER ROUND KIND TOOL SIZE QPS
+	local drv=$1 r=$2 kind=$3 tool=$4 size=$5 q=$6 n args=()
+	if [ "$kind" = lat ]; then
+		n=$(iters lat)
+	else
+		n=$(iters "$size")
+	fi
+	args=(-s "$size" -n "$n")
+	[ "$q" = 1 ] || args+=(-q "$q")
+	run "$drv.$tool.$size.q$q.r$r" rt_perf "$drv.$tool.$size.q$q.r$r" "$PORT" "$kind" "$tool" "${args[@]}"
+}
+
+# link_up DRIVER / link_down DRIVER: create / remove this guest's device
+# and load / unload the module
+dev_of() { [ "$1" = sroce ] && echo sroce0 || echo rxe0; }
+mod_of() { [ "$1" = sroce ] && echo sroce || echo rdma_rxe; }
+
+link_up() {
+	SROCE_RDMA_DEV=$(dev_of "$1")
+	tb_link_add "$1" "$SROCE_RDMA_DEV" "$SROCE_NETDEV" || return 1
+	sides || return 1
+	[ "$MODE" = local ] || tb_barrier "up.$1" 120
+}
+
+link_down() {
+	local dev mod i
+	dev=$(dev_of "$1")
+	mod=$(mod_of "$1")
+	[ "$MODE" = local ] || tb_barrier "down.$1" 300
+	rdma link delete "$dev" || tb_log "rdma link delete $dev failed"
+	# the module may stay busy for a moment after the device is gone
+	for ((i = 0; i < 50; i++)); do
+		rmmod "$mod" 2>/dev/null && return 0
+		_tb_nap 0.2
+	done
+	rmmod "$mod"
+}
+
+rdma_set() {		# DRIVER ROUND
+	local drv=$1 r=$2 tool size name
+	# the CPU cost of a run that moves (almost) nothing: tool start-up,
+	# clock calibration, connection set-up and tear-down (a figure of
+	# its own in the report)
+	name=$drv.baseline.2.q1.r$r
+	run "$name" rt_perf "$name" "$PORT" bw ib_write_bw -s 2 -n 20
+	for tool in ib_write_bw ib_send_bw ib_read_bw; do
+		for size in $BW_SIZES; do
+			perf "$drv" "$r" bw "$tool" "$size" 1
+		done
+	done
+	[ "$Q4" = 1 ] && perf "$drv" "$r" bw ib_write_bw 65536 4
+	for tool in ib_write_lat ib_send_lat ib_read_lat; do
+		perf "$drv" "$r" lat "$tool" 2 1
+	done
+}
+
+tcp_set() {		# ROUND
+	local r=$1 name
+	RT_MODE=$MODE
+	if [ "$MODE" = pair ]; then
+		RT_CONNECT=$SROCE_PEER_IP4
+	else
+		RT_CONNECT=$SROCE_IP4
+	fi
+	name=tcp.iperf3.65536.q1.r$r
+	run "$name" rt_run "$name.1" "$PORT" _rt_ready_tcp \
+		-- iperf3 -s -1 -p "$PORT" \
+		-- iperf3 -c "$RT_CONNECT" -p "$PORT" -l 65536 -t "$TCP_SECS" -f m
+	name=tcp.pingpong.2.q1.r$r
+	run "$name" rt_run "$name.1" "$PORT" _rt_ready_tcp \
+		-- "$TOOLS/tcp_pingpong" -s -p "$PORT" -S 2 \
+		-- "$TOOLS/tcp_pingpong" -p "$PORT" -S 2 -n "$(iters lat)" "$RT_CONNECT"
+}
+
+mkdir -p "$RT_OUT"
+: >"$CPULOG"
+tb_log "bench: mode $MODE, kernel $SROCE_KVER, $(nproc) vCPUs, drivers: $DRIVERS, runs $RUNS, scale $SCALE%"
+# no device is set up by the bed (--no-link); make sure none is loaded
+for d in $DRIVERS; do
+	rmmod "$(mod_of "$d")" 2>/dev/null
+done
+for ((r = 1; r <= RUNS; r++)); do
+	for d in $DRIVERS; do
+		tb_log "round $r: $d"
+		if ! link_up "$d"; then
+			tb_log "FAILED: setting up $d"
+			FAILED=$((FAILED + 1))
+			link_down "$d"
+			continue
+		fi
+		rdma_set "$d" "$r"
+		link_down "$d" || { tb_log "FAILED: removing $d"; FAILED=$((FAILED + 1)); }
+	done
+	[ "$TCP" = 1 ] && tcp_set "$r"
+done
+tb_log "bench: done, $FAILED failed step(s)"
+[ "$FAILED" = 0 ]
