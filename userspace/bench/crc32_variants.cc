@@ -11,6 +11,7 @@
 // is the XOR of T7[d0'], T6[d1'], ..., T0[d7]: byte j is followed by 7 - j
 // more bytes of the block.
 #include "crc32_variants.h"
+#include "core_test_util.h"
 
 #include <array>
 #include <climits>
@@ -77,14 +78,10 @@ uint32_t crc32_zlib_le(uint32_t crc, const uint8_t *p, size_t len)
 
 } // namespace
 
+// the unit tests' reference, the definition every variant is checked against
 uint32_t crc32_bitwise(uint32_t crc, const uint8_t *p, size_t len)
 {
-	for (size_t i = 0; i < len; i++) {
-		crc ^= p[i];
-		for (int k = 0; k < 8; k++)
-			crc = (crc & 1) ? (crc >> 1) ^ kPoly : crc >> 1;
-	}
-	return crc;
+	return sroce_test::crc32_bitwise(crc, p, len);
 }
 
 uint32_t crc32_sarwate(uint32_t crc, const uint8_t *p, size_t len)
