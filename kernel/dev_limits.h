@@ -23,7 +23,7 @@
 #define SROCE_MAX_QP		BIT(14)		/* QPNs 2..SROCE_MAX_QP + 1; two rings each */
 #define SROCE_MAX_QP_WR		BIT(14)		/* WQEs per SQ or RQ: 16 MiB rings at most */
 #define SROCE_MAX_SGE		32		/* per SQ or RQ WQE: 1 KiB slots at most */
-#define SROCE_MAX_QP_RD_ATOM	16		/* RDMA reads/atomics in flight, each way */
+#define SROCE_MAX_QP_RD_ATOM	128		/* RDMA reads/atomics in flight, each way */
 #define SROCE_MAX_MSG_SZ	BIT(31)		/* IBTA's largest message */
 
 #endif /* SROCE_DEV_LIMITS_H */

@@ -15,10 +15,11 @@
 #include <rdma/ib_verbs.h>
 
 #include "core/rc.h"
+#include "dev_limits.h"
 #include "queue.h"
 
-/* Executed atomics kept for duplicate requests; max_dest_rd_atomic. */
-#define SROCE_RC_MAX_ATOMIC_RES 16
+/* Executed atomics kept for duplicate requests: one per responder resource. */
+#define SROCE_RC_MAX_ATOMIC_RES SROCE_MAX_QP_RD_ATOM
 
 struct sroce_dev;
 struct sroce_qp;

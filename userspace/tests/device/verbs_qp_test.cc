@@ -150,8 +150,8 @@ TEST_F(QueuePair, ReportsLimits)
 	EXPECT_EQ(dev_.max_qp, 1 << 14);
 	EXPECT_EQ(dev_.max_qp_wr, 1 << 14);
 	EXPECT_EQ(dev_.max_sge, 32);
-	EXPECT_EQ(dev_.max_qp_rd_atom, 16);
-	EXPECT_EQ(dev_.max_qp_init_rd_atom, 16);
+	EXPECT_EQ(dev_.max_qp_rd_atom, 128);
+	EXPECT_EQ(dev_.max_qp_init_rd_atom, 128);
 }
 
 TEST_F(QueuePair, CreatesRcWithCapsRoundedUp)
@@ -373,7 +373,7 @@ TEST_F(QueuePair, RefusesBadAttributes)
 		 }},
 		{"max_dest_rd_atomic above the limit",
 		 [](ibv_qp_attr &a, const ibv_port_attr &) {
-			 a.max_dest_rd_atomic = 17;
+			 a.max_dest_rd_atomic = 129;
 		 }},
 		{"min_rnr_timer 32",
 		 [](ibv_qp_attr &a, const ibv_port_attr &) {
@@ -416,7 +416,7 @@ TEST_F(QueuePair, RefusesBadAttributes)
 		 [](ibv_qp_attr &q, const ibv_port_attr &) { q.timeout = 32; }},
 		{"max_rd_atomic above the limit",
 		 [](ibv_qp_attr &q, const ibv_port_attr &) {
-			 q.max_rd_atomic = 17;
+			 q.max_rd_atomic = 129;
 		 }},
 	};
 	for (const Bad &b : rts_cases) {
