@@ -10,7 +10,7 @@
 #   make microbench      run the protocol-core micro-benchmarks (core_bench)
 #   make demo            two QEMU guests with sroce devices (see README.md)
 #   make check           everything CI runs; ends with "N passed, N failed"
-#   make bench           sroce vs rdma_rxe vs TCP in QEMU guests (~20 min;
+#   make bench           sroce vs rdma_rxe vs TCP in QEMU guests (~15 min;
 #                        BENCH_ARGS="-k 6.12 --runs 5 --quick ...")
 #
 # The kernel-side rules live in Kbuild.  Each kernel is built in its own
