@@ -33,7 +33,7 @@ kmod_dir = $(BUILD)/kmod/$(krel)
 all: module provider
 
 help:
-	@sed -n '3,16p' Makefile
+	@sed -n '3,14p' Makefile
 
 module:
 	@test -n "$(krel)" || { echo "sroce: no kernel headers at $(KDIR);" \
