@@ -210,11 +210,12 @@ static unsigned int sroce_net_headroom(struct sroce_qp *qp)
 
 struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp, unsigned int len)
 {
-	unsigned int headroom;
+	unsigned int headroom, size;
 	struct sk_buff *skb;
 
 	lockdep_assert_held(&qp->mutex);
 	headroom = sroce_net_headroom(qp);
+	size = headroom + len + SROCE_ICRC_LEN;
 	/*
 	 * A packet's buffer comes from the per-CPU page-fragment cache when
 	 * it fits: slab objects are zeroed on every allocation where
@@ -222,10 +223,9 @@ struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp, unsigned int len)
 	 * page whose fragments have all come back is reused as it is.  Only
 	 * non-sleeping allocations use the cache; when it has nothing, sleep.
 	 */
-	skb = __netdev_alloc_skb(NULL, headroom + len + SROCE_ICRC_LEN,
-				 GFP_NOWAIT | __GFP_NOWARN);
+	skb = __netdev_alloc_skb(NULL, size, GFP_NOWAIT | __GFP_NOWARN);
 	if (unlikely(!skb))
-		skb = alloc_skb(headroom + len + SROCE_ICRC_LEN, GFP_KERNEL);
+		skb = alloc_skb(size, GFP_KERNEL);
 	if (unlikely(!skb)) {
 		sroce_tx_error_count(SROCE_TX_NO_MEM);
 		return NULL;

@@ -46,12 +46,6 @@ static void sroce_post_sges(struct sroce_sge *sge, const struct ib_sge *sg,
 	}
 }
 
-/* A user QP's WQEs travel through its rings: only the doorbell comes here. */
-static int sroce_post_doorbell(struct sroce_qp *qp, const void *wr)
-{
-	return wr ? -EINVAL : 0;
-}
-
 static void sroce_post_publish(struct sroce_queue *q)
 {
 	sroce_queue_publish_producer(q, READ_ONCE(q->hdr->producer) + 1);
@@ -141,13 +135,14 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	/* A user QP's WQEs travel through its rings: only doorbells come. */
 	if (qp->user) {
-		err = sroce_post_doorbell(qp, wr);
-		if (err)
+		if (wr) {
 			*bad_wr = wr;
-		else
-			sroce_exec_doorbell(qp);
-		return err;
+			return -EINVAL;
+		}
+		sroce_exec_doorbell(qp);
+		return 0;
 	}
 	if (READ_ONCE(qp->state) < IB_QPS_RTS) {
 		*bad_wr = wr;
@@ -192,12 +187,12 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int err = 0;
 
 	if (qp->user) {
-		err = sroce_post_doorbell(qp, wr);
-		if (err)
+		if (wr) {
 			*bad_wr = wr;
-		else
-			sroce_exec_kick(qp);
-		return err;
+			return -EINVAL;
+		}
+		sroce_exec_kick(qp);
+		return 0;
 	}
 	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
