@@ -26,4 +26,8 @@
 #define SROCE_MAX_QP_RD_ATOM	128		/* RDMA reads/atomics in flight, each way */
 #define SROCE_MAX_MSG_SZ	BIT(31)		/* IBTA's largest message */
 
+#define SROCE_MAX_SRQ		BIT(14)		/* srq_ida range; a ring and a VMA each */
+#define SROCE_MAX_SRQ_WR	BIT(14)		/* WQEs per SRQ: 16 MiB ring at most */
+#define SROCE_MAX_SRQ_SGE	SROCE_MAX_SGE	/* per WQE: 1 KiB slots at most */
+
 #endif /* SROCE_DEV_LIMITS_H */

@@ -27,6 +27,7 @@
 #include "net.h"
 #include "qp.h"
 #include "queue.h"
+#include "srq.h"
 #include "verbs.h"
 
 static DEFINE_MUTEX(link_mutex);
@@ -68,6 +69,7 @@ void sroce_device_dealloc_driver(struct ib_device *ibdev)
 	sroce_mr_dev_cleanup(sdev);
 	ida_destroy(&sdev->pd_ida);
 	ida_destroy(&sdev->cq_ida);
+	ida_destroy(&sdev->srq_ida);
 	if (sdev->net_held)
 		sroce_net_put();
 	if (sdev->ndev)
@@ -89,6 +91,7 @@ static void sroce_device_init_ibdev(struct sroce_dev *sdev,
 		 ndev->name);
 	ida_init(&sdev->pd_ida);
 	ida_init(&sdev->cq_ida);
+	ida_init(&sdev->srq_ida);
 	sroce_mr_dev_init(sdev);
 	sroce_qp_dev_init(sdev);
 	/*
@@ -107,6 +110,7 @@ static const struct ib_device_ops *const sroce_device_ops[] = {
 	&sroce_cq_ops,
 	&sroce_mr_ops,
 	&sroce_qp_ops,
+	&sroce_srq_ops,
 };
 
 static void sroce_device_set_ops(struct ib_device *ibdev)

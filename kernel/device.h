@@ -26,6 +26,7 @@ struct sroce_dev {
 	int port_state;			/* enum sroce_port_state last announced */
 	struct ida pd_ida;		/* PD numbers, 1..SROCE_MAX_PD */
 	struct ida cq_ida;		/* CQ numbers, 1..SROCE_MAX_CQ */
+	struct ida srq_ida;		/* SRQ numbers, 1..SROCE_MAX_SRQ */
 	struct xarray mr_xa;		/* key -> struct sroce_mr (mr.c) */
 	atomic_t mr_count;		/* live MRs, at most SROCE_MAX_MR */
 	struct xarray qp_xa;		/* QPN -> struct sroce_qp_ref (qp.c) */

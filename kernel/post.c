@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * post_send and post_recv.
+ * post_send, post_recv and post_srq_recv.
  *
  * A user QP's provider writes WQEs straight into the mapped rings; the only
  * thing that reaches these ops for it is the doorbell, a POST_SEND or
@@ -12,6 +12,9 @@
  * context, completion handlers in softirq or hard interrupt included, hence
  * the spinlock with interrupts disabled; it serialises posters, and the
  * engine reads the producer with an acquire load as it does for a provider.
+ * An SRQ's ring (kernel/srq.h) takes kernel receives the same way.
+ *
+ * A QP attached to an SRQ has no RQ: its post_recv fails with EINVAL.
  */
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
@@ -19,6 +22,7 @@
 #include "exec.h"
 #include "post.h"
 #include "qp.h"
+#include "srq.h"
 
 #define SROCE_POST_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED | \
 				 IB_SEND_SOLICITED | IB_SEND_INLINE)
@@ -161,21 +165,22 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
-static int sroce_post_recv_one(struct sroce_qp *qp,
+/* One receive WR into an RQ or SRQ ring whose WQEs hold max_sge SGEs. */
+static int sroce_post_recv_one(struct sroce_queue *q, u32 max_sge,
 			       const struct ib_recv_wr *wr)
 {
-	struct sroce_recv_wqe *wqe = sroce_post_slot(&qp->rq);
+	struct sroce_recv_wqe *wqe = sroce_post_slot(q);
 
 	if (!wqe)
 		return -ENOMEM;
-	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_recv_sge)
+	if (wr->num_sge < 0 || wr->num_sge > max_sge)
 		return -EINVAL;
 	wqe->wr_id = wr->wr_id;
 	wqe->num_sge = wr->num_sge;
 	wqe->reserved = 0;
 	sroce_post_sges((struct sroce_sge *)(wqe + 1), wr->sg_list,
 			wr->num_sge);
-	sroce_post_publish(&qp->rq);
+	sroce_post_publish(q);
 	return 0;
 }
 
@@ -186,6 +191,10 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	if (qp->ibqp.srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (qp->user) {
 		if (wr) {
 			*bad_wr = wr;
@@ -200,7 +209,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 	spin_lock_irqsave(&qp->post_lock, flags);
 	for (; wr; wr = wr->next) {
-		err = sroce_post_recv_one(qp, wr);
+		err = sroce_post_recv_one(&qp->rq, qp->cap.max_recv_sge, wr);
 		if (err) {
 			*bad_wr = wr;
 			break;
@@ -210,5 +219,33 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	/* receives are consumed by arriving packets, except in ERR */
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		sroce_exec_kick(qp);
+	return err;
+}
+
+/*
+ * A kernel SRQ's receives; any context.  A user SRQ's provider writes its
+ * ring directly and has no reason to come here.  An SRQ needs no doorbell:
+ * its WQEs are taken when messages arrive.
+ */
+int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_srq *srq = to_sroce_srq(ibsrq);
+	unsigned long flags;
+	int err = 0;
+
+	if (srq->user) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&srq->post_lock, flags);
+	for (; wr; wr = wr->next) {
+		err = sroce_post_recv_one(&srq->rq, srq->max_sge, wr);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&srq->post_lock, flags);
 	return err;
 }

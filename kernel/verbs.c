@@ -49,6 +49,9 @@ static int sroce_query_device(struct ib_device *ibdev,
 	attr->max_sge_rd = SROCE_MAX_SGE;
 	attr->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	attr->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
+	attr->max_srq = SROCE_MAX_SRQ;
+	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
+	attr->max_srq_sge = SROCE_MAX_SRQ_SGE;
 	attr->max_pkeys = SROCE_PKEY_TABLE_LEN;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |

@@ -265,4 +265,29 @@ struct sroce_create_qp_resp {
 	__u32 max_inline_data;		/* bytes an SQ slot carries inline */
 };
 
+/*
+ * Shared receive queues.
+ *
+ * An SRQ is one shared ring of struct sroce_recv_wqe slots, laid out and
+ * used exactly like a QP's RQ: the provider produces receive WQEs (one
+ * producer counter, so its posters serialise among themselves) and the
+ * kernel consumes them for whichever QP attached to the SRQ receives a
+ * message, release-storing consumer once a slot may be reused.  The SRQ
+ * ring has no flags and no doorbell: the kernel reads it only when a
+ * message arrives, and an SRQ has no error state in which WQEs would have
+ * to be flushed.
+ *
+ * A QP created with an SRQ has no RQ ring of its own: its CREATE_QP
+ * response reports rq_mmap_key, rq_mmap_len, rq_slots and rq_slot_shift 0.
+ */
+
+/* Driver tail of the CREATE_SRQ response. */
+struct sroce_create_srq_resp {
+	__aligned_u64 mmap_key;	/* offset to mmap() the ring at */
+	__u32 mmap_len;		/* bytes to map */
+	__u32 srqn;		/* device-unique SRQ number */
+	__u32 slots;		/* power of two */
+	__u32 slot_shift;	/* log2 of the slot size */
+};
+
 #endif /* SROCE_ABI_USER_H */
