@@ -215,6 +215,33 @@ static void sroce_exec_work(struct work_struct *work)
 	mutex_unlock(&qp->mutex);
 }
 
+/*
+ * The QP has just entered the error state: the work item flushes.  A QP
+ * attached to an SRQ also owes its owner IB_EVENT_QP_LAST_WQE_REACHED
+ * (IBA 11.6.3.1), raised by the flush once the WQE it had taken from the
+ * SRQ is completed, so that a consumer draining the QP (6.12's
+ * ib_drain_qp() waits for this event) finds that completion in the CQ.
+ */
+static void sroce_exec_enter_error(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->mutex);
+	if (qp->ibqp.srq)
+		set_bit(SROCE_EXEC_LAST_WQE, &qp->events);
+	sroce_exec_kick(qp);
+}
+
+static void sroce_exec_last_wqe(struct sroce_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
 /**
  * sroce_exec_set_error - move the QP to the error state from the engine
  * @qp: the QP; qp->mutex held
@@ -227,23 +254,28 @@ void sroce_exec_set_error(struct sroce_qp *qp)
 	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_ERR)
 		return;
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	sroce_exec_kick(qp);
+	sroce_exec_enter_error(qp);
 }
 
 /*
  * Error state: every outstanding WQE completes with WR_FLUSH_ERR.  The RQ
  * flag is set before the last look at the RQ producer so that a receive
- * posted after it rings the doorbell (see SROCE_RQ_NEED_WAKEUP).
+ * posted after it rings the doorbell (see SROCE_RQ_NEED_WAKEUP).  A QP
+ * using an SRQ has no RQ; it flushes only the receive it had taken.
  */
 void sroce_exec_flush(struct sroce_qp *qp)
 {
 	lockdep_assert_held(&qp->mutex);
 	sroce_req_stop_timers(qp);
-	atomic_or(SROCE_RQ_NEED_WAKEUP, sroce_queue_flags(&qp->rq));
-	/* flag store before the RQ producer load; pairs as for the SQ */
-	smp_mb__after_atomic();
+	if (!qp->ibqp.srq) {
+		atomic_or(SROCE_RQ_NEED_WAKEUP, sroce_queue_flags(&qp->rq));
+		/* flag store before the RQ producer load; pairs as for SQ */
+		smp_mb__after_atomic();
+	}
 	sroce_comp_flush(qp);
 	sroce_resp_flush(qp);
+	if (test_and_clear_bit(SROCE_EXEC_LAST_WQE, &qp->events))
+		sroce_exec_last_wqe(qp);
 }
 
 /*
@@ -263,7 +295,10 @@ void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 		skb_queue_purge(&qp->rxq);
 		sroce_req_reset(qp);
 		sroce_resp_reset(qp);
-		atomic_andnot(SROCE_RQ_NEED_WAKEUP, sroce_queue_flags(&qp->rq));
+		clear_bit(SROCE_EXEC_LAST_WQE, &qp->events);
+		if (!qp->ibqp.srq)
+			atomic_andnot(SROCE_RQ_NEED_WAKEUP,
+				      sroce_queue_flags(&qp->rq));
 		break;
 	case IB_QPS_RTR:
 		if (cur != IB_QPS_RTR)
@@ -277,7 +312,7 @@ void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 		sroce_exec_kick(qp);
 		break;
 	case IB_QPS_ERR:
-		sroce_exec_kick(qp);
+		sroce_exec_enter_error(qp);
 		break;
 	default:
 		break;

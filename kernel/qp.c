@@ -10,7 +10,10 @@
  * mapped by the provider, a kernel QP's live in kernel memory only.  Slot
  * sizes are the smallest power of two that holds the requested SGEs and
  * inline bytes, and the capacities are written back rounded up.  The SQ
- * starts with SROCE_SQ_NEED_WAKEUP set: no worker runs for a new QP.
+ * starts with SROCE_SQ_NEED_WAKEUP set: no worker runs for a new QP.  A QP
+ * created with an SRQ (any type) has no RQ ring: its receive capacities
+ * are ignored and reported as 0, and it takes its receive WQEs from the
+ * SRQ (kernel/srq.c).
  *
  * Numbers and lookup.  qp_xa maps QPNs to the QP's struct sroce_qp_ref.
  * xa_alloc() hands out the lowest free number in [SROCE_QPN_MIN,
@@ -150,10 +153,11 @@ static u32 sroce_qp_slot_shift(size_t hdr, size_t body)
 /*
  * Size both rings from the requested capacities and write the capacities
  * the slots really have back into cap.  Zero requests still get one slot
- * of one SGE, which keeps the ring code free of empty rings.
+ * of one SGE, which keeps the ring code free of empty rings; with an SRQ
+ * there is no RQ ring at all (*rq_slots 0).
  */
-static void sroce_qp_size(struct ib_qp_cap *cap, u32 *sq_slots, u32 *sq_shift,
-			  u32 *rq_slots, u32 *rq_shift)
+static void sroce_qp_size(struct ib_qp_cap *cap, bool srq, u32 *sq_slots,
+			  u32 *sq_shift, u32 *rq_slots, u32 *rq_shift)
 {
 	size_t sge = sizeof(struct sroce_sge);
 	size_t room;
@@ -168,6 +172,13 @@ static void sroce_qp_size(struct ib_qp_cap *cap, u32 *sq_slots, u32 *sq_shift,
 	cap->max_send_sge = min_t(size_t, room / sge, SROCE_MAX_SGE);
 	cap->max_inline_data = min_t(size_t, room, SROCE_MAX_INLINE_DATA);
 
+	if (srq) {
+		*rq_slots = 0;
+		*rq_shift = 0;
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		return;
+	}
 	*rq_slots = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
 	*rq_shift = sroce_qp_slot_shift(sizeof(struct sroce_recv_wqe),
 					max(cap->max_recv_sge, 1U) * sge);
@@ -181,16 +192,18 @@ static int sroce_qp_check_init(const struct ib_qp_init_attr *init)
 	const struct ib_qp_cap *cap = &init->cap;
 
 	/* Everything but a plain RC QP comes later. */
-	if (init->qp_type != IB_QPT_RC || init->srq || init->xrcd ||
+	if (init->qp_type != IB_QPT_RC || init->xrcd ||
 	    init->rwq_ind_tbl || init->create_flags)
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
 	if (cap->max_send_wr > SROCE_MAX_QP_WR ||
-	    cap->max_recv_wr > SROCE_MAX_QP_WR ||
 	    cap->max_send_sge > SROCE_MAX_SGE ||
-	    cap->max_recv_sge > SROCE_MAX_SGE ||
 	    cap->max_inline_data > SROCE_MAX_INLINE_DATA)
+		return -EINVAL;
+	/* The receive capacities mean nothing with an SRQ. */
+	if (!init->srq && (cap->max_recv_wr > SROCE_MAX_QP_WR ||
+			   cap->max_recv_sge > SROCE_MAX_SGE))
 		return -EINVAL;
 	return 0;
 }
@@ -234,13 +247,16 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_free_ref;
 	}
 
-	sroce_qp_size(&init->cap, &sq_slots, &sq_shift, &rq_slots, &rq_shift);
+	sroce_qp_size(&init->cap, init->srq, &sq_slots, &sq_shift, &rq_slots,
+		      &rq_shift);
 	err = sroce_queue_init(&qp->sq, sq_slots, sq_shift, uctx);
 	if (err)
 		goto err_erase;
-	err = sroce_queue_init(&qp->rq, rq_slots, rq_shift, uctx);
-	if (err)
-		goto err_cleanup_sq;
+	if (rq_slots) {
+		err = sroce_queue_init(&qp->rq, rq_slots, rq_shift, uctx);
+		if (err)
+			goto err_cleanup_sq;
+	}
 	/* No worker runs yet: the first post must ring the doorbell. */
 	atomic_set(sroce_queue_flags(&qp->sq), SROCE_SQ_NEED_WAKEUP);
 
@@ -257,7 +273,7 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	if (udata) {
 		resp.sq_mmap_key = sroce_queue_mmap_key(&qp->sq);
-		resp.rq_mmap_key = sroce_queue_mmap_key(&qp->rq);
+		resp.rq_mmap_key = rq_slots ? sroce_queue_mmap_key(&qp->rq) : 0;
 		resp.sq_mmap_len = qp->sq.len;
 		resp.rq_mmap_len = qp->rq.len;
 		resp.qpn = qpn;

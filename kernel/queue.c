@@ -107,10 +107,13 @@ err_free_buf:
 /*
  * The kernel is done with the ring: it must not touch q->hdr after this.
  * A user ring's memory goes when its mmap entry does (see the top of the
- * file).
+ * file).  A queue never initialised (all zero, like the RQ of a QP that
+ * uses an SRQ) has nothing to free.
  */
 void sroce_queue_cleanup(struct sroce_queue *q)
 {
+	if (!q->hdr)
+		return;
 	if (q->mmap)
 		rdma_user_mmap_entry_remove(&q->mmap->rdma);
 	else

@@ -48,7 +48,9 @@ static void sroce_res_snapshot(struct sroce_qp *qp,
 		{ "resp_nak_sent", READ_ONCE(resp->st.nak_sent) },
 		{ "resp_msn", READ_ONCE(resp->msn) },
 		{ "rq_cons", READ_ONCE(resp->rq_cons) },
-		{ "rq_producer", sroce_queue_peer_producer(&qp->rq) },
+		/* no RQ of its own on a QP that uses an SRQ */
+		{ "rq_producer", qp->rq.hdr ?
+				 sroce_queue_peer_producer(&qp->rq) : 0 },
 		{ "rd_pkts", READ_ONCE(resp->rd_pkts) },
 		{ "rxq", skb_queue_len(&qp->rxq) },
 		{ "tx_inflight", atomic_read(&qp->tx_inflight) },

@@ -4,8 +4,9 @@
  *
  * sroce_rc_resp_decide() (kernel/core/rc.c) classifies each request; here
  * the expected ones are carried out against memory and the RQ:
- *  - SEND fills the receive WQE taken from the RQ at its first packet (an
- *    empty RQ gets an RNR NAK and the PSN does not move);
+ *  - SEND fills the receive WQE taken at its first packet from the QP's RQ
+ *    or, if it has one, its SRQ (sroce_resp_take_rwqe(); an empty queue
+ *    gets an RNR NAK and the PSN does not move);
  *  - RDMA WRITE checks the R_Key once per packet, so a region deregistered
  *    mid-message stops the write at that packet;
  *  - RDMA READ answers with response packets read from the region, at most
@@ -34,6 +35,7 @@
 #include "qp.h"
 #include "resp.h"
 #include "sgl.h"
+#include "srq.h"
 #include "tx.h"
 
 #define SROCE_RESP_READ_BURST	64
@@ -41,9 +43,24 @@
 /* Atomics of every QP are atomic with respect to each other. */
 static DEFINE_SPINLOCK(sroce_resp_atomic_lock);
 
+/* The SRQ of a QP attached to one, else NULL. */
+static struct sroce_srq *sroce_resp_srq(struct sroce_qp *qp)
+{
+	return qp->ibqp.srq ? to_sroce_srq(qp->ibqp.srq) : NULL;
+}
+
+/* The ring receive WQEs come from: the SRQ's or the QP's own RQ. */
+static struct sroce_queue *sroce_resp_rwq(struct sroce_qp *qp)
+{
+	struct sroce_srq *srq = sroce_resp_srq(qp);
+
+	return srq ? &srq->rq : &qp->rq;
+}
+
 int sroce_resp_init(struct sroce_qp *qp)
 {
-	qp->resp.rwqe = kmalloc(BIT(qp->rq.slot_shift), GFP_KERNEL);
+	qp->resp.rwqe = kmalloc(BIT(sroce_resp_rwq(qp)->slot_shift),
+				GFP_KERNEL);
 	return qp->resp.rwqe ? 0 : -ENOMEM;
 }
 
@@ -52,17 +69,23 @@ void sroce_resp_cleanup(struct sroce_qp *qp)
 	kfree(qp->resp.rwqe);
 }
 
-/* RESET: forget posted receives without completions. */
+/*
+ * RESET: forget posted receives without completions.  The WQEs of an SRQ
+ * are not the QP's to forget, only the one it had taken.
+ */
 void sroce_resp_reset(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
-	u32 producer = sroce_queue_peer_producer(&qp->rq);
+	u32 producer;
 
+	resp->have_rwqe = false;
+	resp->rd_pkts = 0;
+	if (qp->ibqp.srq)
+		return;
+	producer = sroce_queue_peer_producer(&qp->rq);
 	if (!sroce_ring_valid(producer, resp->rq_cons, qp->rq.num_slots))
 		producer = resp->rq_cons;
 	resp->rq_cons = producer;
-	resp->have_rwqe = false;
-	resp->rd_pkts = 0;
 	sroce_queue_publish_consumer(&qp->rq, producer);
 }
 
@@ -151,32 +174,78 @@ static void sroce_resp_fatal(struct sroce_qp *qp, u8 nak_code,
 	sroce_resp_fatal_at(qp, qp->resp.st.epsn, nak_code, recv_status);
 }
 
-/* Take the next receive WQE; false (and an RNR NAK) if the RQ is empty. */
-static bool sroce_resp_take_rwqe(struct sroce_qp *qp)
+/* The next WQE of the QP's own RQ into rwqe; false if none is posted. */
+static bool sroce_resp_take_rq(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
-	size_t room = BIT(qp->rq.slot_shift) - sizeof(struct sroce_recv_wqe);
 	u32 producer = sroce_queue_peer_producer(&qp->rq);
 
-	if (!sroce_ring_used(producer, resp->rq_cons, qp->rq.num_slots)) {
-		sroce_resp_nak(qp, SROCE_AETH_RNR_NAK, qp->min_rnr_timer);
-		/* packets already behind it must not cut the wait short */
-		resp->st.nak_sent = true;
+	if (!sroce_ring_used(producer, resp->rq_cons, qp->rq.num_slots))
 		return false;
-	}
 	memcpy(resp->rwqe, sroce_queue_slot(&qp->rq, resp->rq_cons),
 	       BIT(qp->rq.slot_shift));
 	resp->rq_cons++;
 	sroce_queue_publish_consumer(&qp->rq, resp->rq_cons);
+	return true;
+}
+
+/**
+ * sroce_resp_take_rwqe - take the receive WQE an arriving message consumes
+ * @qp: the receiving QP, of any type; qp->mutex held
+ *
+ * Copies the next WQE into qp->resp.rwqe: from the QP's SRQ if it was
+ * created with one (shared with the other QPs attached to it, whose engines
+ * may be taking WQEs at the same time, see kernel/srq.c), otherwise from
+ * its RQ.  What an empty queue means is the caller's business: RC answers
+ * with an RNR NAK, UD drops the message.  A WQE naming more SGEs than its
+ * queue's slots hold is completed with LOC_QP_OP_ERR and the QP moved to
+ * the error state.
+ *
+ * Return: true if qp->resp.rwqe holds a WQE to fill (qp->resp.have_rwqe
+ * set, qp->resp.rcv_off 0); false if none was posted, or if the WQE taken
+ * was malformed (the QP is then in the error state).
+ */
+bool sroce_resp_take_rwqe(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_srq *srq = sroce_resp_srq(qp);
+	size_t room = BIT(sroce_resp_rwq(qp)->slot_shift) -
+		      sizeof(struct sroce_recv_wqe);
+	u32 max_sge = srq ? srq->max_sge : qp->cap.max_recv_sge;
+
+	lockdep_assert_held(&qp->mutex);
+	if (srq ? !sroce_srq_take(srq, resp->rwqe) : !sroce_resp_take_rq(qp))
+		return false;
 	resp->have_rwqe = true;
 	resp->rcv_off = 0;
-	if (resp->rwqe->num_sge > qp->cap.max_recv_sge ||
+	if (resp->rwqe->num_sge > max_sge ||
 	    resp->rwqe->num_sge * sizeof(struct sroce_sge) > room) {
-		sroce_resp_fatal(qp, SROCE_NAK_REM_OP_ERR,
-				 SROCE_WC_LOC_QP_OP_ERR);
+		sroce_resp_cqe(qp, SROCE_WC_LOC_QP_OP_ERR, IB_WC_RECV, 0, 0, 0,
+			       false);
+		sroce_exec_set_error(qp);
 		return false;
 	}
 	return true;
+}
+
+/*
+ * RC: a message that needs a receive WQE.  An empty queue gets an RNR NAK,
+ * a malformed WQE (which put the QP in error) a remote operational error.
+ */
+static bool sroce_resp_rc_rwqe(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	if (sroce_resp_take_rwqe(qp))
+		return true;
+	if (qp->state == IB_QPS_ERR) {
+		sroce_resp_nak(qp, SROCE_AETH_NAK, SROCE_NAK_REM_OP_ERR);
+		return false;
+	}
+	sroce_resp_nak(qp, SROCE_AETH_RNR_NAK, qp->min_rnr_timer);
+	/* packets already behind it must not cut the wait short */
+	resp->st.nak_sent = true;
+	return false;
 }
 
 static bool sroce_resp_send(struct sroce_qp *qp, const struct sk_buff *skb,
@@ -187,7 +256,7 @@ static bool sroce_resp_send(struct sroce_qp *qp, const struct sk_buff *skb,
 	enum sroce_wc_status status;
 	u32 flags = 0, ex = 0;
 
-	if ((op->flags & SROCE_OPF_FIRST) && !sroce_resp_take_rwqe(qp))
+	if ((op->flags & SROCE_OPF_FIRST) && !sroce_resp_rc_rwqe(qp))
 		return false;
 	status = sroce_sgl_copy(qp, (const struct sroce_sge *)(resp->rwqe + 1),
 				resp->rwqe->num_sge, resp->rcv_off,
@@ -283,7 +352,7 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 			return false;
 		}
 	}
-	if ((op->flags & SROCE_OPF_IMM) && !sroce_resp_take_rwqe(qp)) {
+	if ((op->flags & SROCE_OPF_IMM) && !sroce_resp_rc_rwqe(qp)) {
 		if (mr)
 			sroce_mr_put(mr);
 		return false;
@@ -549,7 +618,11 @@ bool sroce_resp_busy(struct sroce_qp *qp)
 	return qp->resp.rd_pkts;
 }
 
-/* Error state: the receive in progress and every posted one are flushed. */
+/*
+ * Error state: the receive in progress and every posted one are flushed.
+ * With an SRQ only the one in progress is the QP's: the WQEs still in the
+ * SRQ wait there for the other QPs.
+ */
 void sroce_resp_flush(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
@@ -561,6 +634,8 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	if (resp->have_rwqe)
 		sroce_resp_cqe(qp, SROCE_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0,
 			       false);
+	if (qp->ibqp.srq)
+		return;
 	producer = sroce_queue_peer_producer(&qp->rq);
 	while (sroce_ring_used(producer, resp->rq_cons, qp->rq.num_slots)) {
 		memcpy(resp->rwqe, sroce_queue_slot(&qp->rq, resp->rq_cons),
