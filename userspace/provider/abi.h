@@ -90,7 +90,20 @@ static_assert(offsetof(struct sroce_create_qp_resp, sq_mmap_key) == 0 &&
 	      sizeof(struct sroce_create_qp_resp) == 48,
 	      "sroce_create_qp_resp layout");
 
-/* Work-request slots of the SQ and RQ rings. */
+/* CREATE_SRQ (ibv_create_srq) */
+SROCE_REPLY(sroce_create_srq_reply, struct ib_uverbs_create_srq_resp,
+	    struct sroce_create_srq_resp);
+static_assert(sizeof(union sroce_create_srq_reply) == 40,
+	      "16-byte core response + 24-byte sroce tail");
+static_assert(offsetof(struct sroce_create_srq_resp, mmap_key) == 0 &&
+	      offsetof(struct sroce_create_srq_resp, mmap_len) == 8 &&
+	      offsetof(struct sroce_create_srq_resp, srqn) == 12 &&
+	      offsetof(struct sroce_create_srq_resp, slots) == 16 &&
+	      offsetof(struct sroce_create_srq_resp, slot_shift) == 20 &&
+	      sizeof(struct sroce_create_srq_resp) == 24,
+	      "sroce_create_srq_resp layout");
+
+/* Work-request slots of the SQ, RQ and SRQ rings. */
 static_assert(sizeof(struct sroce_sge) == 16 &&
 	      offsetof(struct sroce_sge, length) == 8 &&
 	      offsetof(struct sroce_sge, lkey) == 12,

@@ -24,13 +24,13 @@
 #include "sroce.h"
 
 /*
- * A slot of 1 << shift bytes must hold a header of hdr bytes and max_sge
- * SGEs (at least one).  The producer starts where the kernel put it.
+ * Map a QP's or SRQ's work queue ring.  A slot of 1 << shift bytes must
+ * hold a header of hdr bytes and max_sge SGEs (at least one), and the ring
+ * at least min_slots slots.  The producer starts where the kernel put it.
  */
-static int sroce_wq_map(struct sroce_context *ctx, struct sroce_wq *wq,
-			uint64_t key, uint32_t len, uint32_t slots,
-			uint32_t shift, size_t hdr, uint32_t max_sge,
-			uint32_t min_slots)
+int sroce_wq_map(struct sroce_context *ctx, struct sroce_wq *wq, uint64_t key,
+		 uint32_t len, uint32_t slots, uint32_t shift, size_t hdr,
+		 uint32_t max_sge, uint32_t min_slots)
 {
 	size_t need = hdr + (size_t)(max_sge ? max_sge : 1) *
 			    sizeof(struct sroce_sge);
@@ -57,7 +57,7 @@ static int sroce_wq_map(struct sroce_context *ctx, struct sroce_wq *wq,
 	return 0;
 }
 
-static void sroce_wq_unmap(struct sroce_wq *wq)
+void sroce_wq_unmap(struct sroce_wq *wq)
 {
 	if (wq->ring)
 		munmap(wq->ring, wq->map_len);
@@ -71,9 +71,10 @@ static bool sroce_qp_inline_fits(const struct sroce_wq *sq, uint32_t bytes)
 	       (size_t)1 << sq->slot_shift;
 }
 
+/* Both rings; with an SRQ there is no RQ to map (the kernel made none). */
 static int sroce_qp_map(struct sroce_context *ctx, struct sroce_qp *qp,
 			const struct sroce_create_qp_resp *resp,
-			const struct ibv_qp_cap *cap)
+			const struct ibv_qp_cap *cap, bool srq)
 {
 	int ret;
 
@@ -83,10 +84,12 @@ static int sroce_qp_map(struct sroce_context *ctx, struct sroce_qp *qp,
 			   cap->max_send_wr);
 	if (ret)
 		goto err;
-	ret = sroce_wq_map(ctx, &qp->rq, resp->rq_mmap_key, resp->rq_mmap_len,
-			   resp->rq_slots, resp->rq_slot_shift,
-			   sizeof(struct sroce_recv_wqe), cap->max_recv_sge,
-			   cap->max_recv_wr);
+	if (!srq)
+		ret = sroce_wq_map(ctx, &qp->rq, resp->rq_mmap_key,
+				   resp->rq_mmap_len, resp->rq_slots,
+				   resp->rq_slot_shift,
+				   sizeof(struct sroce_recv_wqe),
+				   cap->max_recv_sge, cap->max_recv_wr);
 	if (ret)
 		goto err_sq;
 	ret = EPROTO;
@@ -152,7 +155,7 @@ struct ibv_qp *sroce_qp_create_ex(struct ibv_context *ibctx,
 	if (ret)
 		goto err_locks;
 
-	ret = sroce_qp_map(ctx, qp, &reply.tail.drv, &attr->cap);
+	ret = sroce_qp_map(ctx, qp, &reply.tail.drv, &attr->cap, attr->srq);
 	if (ret)
 		goto err_destroy;
 	return &qp->base_qp.qp;

@@ -7,8 +7,8 @@
  * the provider gets its own state back with to_sroce_<obj>().  Files: sroce.c
  * registers the provider and owns the device, context.c the context and its
  * ops table, query.c device and port queries, pd.c protection domains, mr.c
- * memory regions, cq.c completion queues, qp.c queue pairs, wq.c posting
- * work requests into a QP's rings.  A new object adds its wrapper here, its
+ * memory regions, cq.c completion queues, qp.c queue pairs, srq.c shared
+ * receive queues, wq.c posting work requests into a QP's or SRQ's rings.  A new object adds its wrapper here, its
  * ops to the table in context.c, and its prototypes below.
  */
 #ifndef SROCE_PROVIDER_H
@@ -64,7 +64,7 @@ struct sroce_cq {
 };
 
 /*
- * One mapped work queue ring of a QP (SQ or RQ), which the provider
+ * One mapped work queue ring of a QP (SQ or RQ) or SRQ, which the provider
  * produces into (wq.c).  producer is private: it starts where the kernel's
  * header put it when the ring is mapped, and from then on the copy in the
  * header is only written (release store), never read back.
@@ -87,8 +87,18 @@ struct sroce_wq {
 struct sroce_qp {
 	struct verbs_qp base_qp;
 	struct sroce_wq sq;
-	struct sroce_wq rq;
+	struct sroce_wq rq;		/* not mapped with an SRQ */
 	uint32_t max_inline_data;	/* inline bytes per send WR */
+};
+
+/*
+ * A shared receive queue: one ring of receive WQEs like a QP's RQ, which
+ * every QP attached to it takes from in the kernel.
+ */
+struct sroce_srq {
+	struct ibv_srq base_srq;
+	struct sroce_wq rq;
+	uint32_t srqn;
 };
 
 static inline struct sroce_device *to_sroce_dev(struct ibv_device *ibdev)
@@ -121,6 +131,11 @@ static inline struct sroce_mr *to_sroce_mr(struct ibv_mr *ibmr)
 static inline struct sroce_qp *to_sroce_qp(struct ibv_qp *ibqp)
 {
 	return sroce_container_of(ibqp, struct sroce_qp, base_qp.qp);
+}
+
+static inline struct sroce_srq *to_sroce_srq(struct ibv_srq *ibsrq)
+{
+	return sroce_container_of(ibsrq, struct sroce_srq, base_srq);
 }
 
 /* Log through libibverbs (VERBS_LOG_LEVEL, VERBS_LOG_FILE). */
@@ -166,11 +181,25 @@ int sroce_qp_modify(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int sroce_qp_query(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask, struct ibv_qp_init_attr *init_attr);
 int sroce_qp_destroy(struct ibv_qp *ibqp);
+int sroce_wq_map(struct sroce_context *ctx, struct sroce_wq *wq, uint64_t key,
+		 uint32_t len, uint32_t slots, uint32_t shift, size_t hdr,
+		 uint32_t max_sge, uint32_t min_slots);
+void sroce_wq_unmap(struct sroce_wq *wq);
+
+/* srq.c */
+struct ibv_srq *sroce_srq_create(struct ibv_pd *ibpd,
+				 struct ibv_srq_init_attr *attr);
+int sroce_srq_modify(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		     int attr_mask);
+int sroce_srq_query(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int sroce_srq_destroy(struct ibv_srq *ibsrq);
 
 /* wq.c */
 int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
+int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
 
 #endif /* SROCE_PROVIDER_H */

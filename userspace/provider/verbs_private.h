@@ -395,18 +395,23 @@ VERBS_OPS_SLOT(alloc_pd, 5);
 VERBS_OPS_SLOT(create_cq, 15);
 VERBS_OPS_SLOT(create_qp, 19);
 VERBS_OPS_SLOT(create_qp_ex, 20);
+VERBS_OPS_SLOT(create_srq, 22);
 VERBS_OPS_SLOT(dealloc_pd, 26);
 VERBS_OPS_SLOT(dereg_mr, 28);
 VERBS_OPS_SLOT(destroy_cq, 31);
 VERBS_OPS_SLOT(destroy_qp, 34);
+VERBS_OPS_SLOT(destroy_srq, 36);
 VERBS_OPS_SLOT(free_context, 39);
 VERBS_OPS_SLOT(modify_qp, 47);
+VERBS_OPS_SLOT(modify_srq, 49);
 VERBS_OPS_SLOT(poll_cq, 53);
 VERBS_OPS_SLOT(post_recv, 54);
 VERBS_OPS_SLOT(post_send, 55);
+VERBS_OPS_SLOT(post_srq_recv, 57);
 VERBS_OPS_SLOT(query_device_ex, 58);
 VERBS_OPS_SLOT(query_port, 60);
 VERBS_OPS_SLOT(query_qp, 61);
+VERBS_OPS_SLOT(query_srq, 64);
 VERBS_OPS_SLOT(reg_mr, 68);
 VERBS_OPS_SLOT(req_notify_cq, 69);
 VERBS_OPS_SLOT(unimport_pd, 75);
@@ -595,6 +600,50 @@ VERBS_CMD_MEMBER(verbs_cmd_query_qp, ib_uverbs_query_qp, qp_handle);
 VERBS_CMD_MEMBER(verbs_cmd_query_qp, ib_uverbs_query_qp, attr_mask);
 VERBS_CMD_SIZE(verbs_cmd_query_qp, ib_uverbs_query_qp, 24);
 
+/* kern-abi.h:183 (DECLARE_CMD of IB_USER_VERBS_CMD_CREATE_SRQ) */
+struct verbs_cmd_create_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__aligned_u64 user_handle;
+	__u32 pd_handle;
+	__u32 max_wr;
+	__u32 max_sge;
+	__u32 srq_limit;
+};
+VERBS_CMD_MEMBER(verbs_cmd_create_srq, ib_uverbs_create_srq, response);
+VERBS_CMD_MEMBER(verbs_cmd_create_srq, ib_uverbs_create_srq, user_handle);
+VERBS_CMD_MEMBER(verbs_cmd_create_srq, ib_uverbs_create_srq, pd_handle);
+VERBS_CMD_MEMBER(verbs_cmd_create_srq, ib_uverbs_create_srq, max_wr);
+VERBS_CMD_MEMBER(verbs_cmd_create_srq, ib_uverbs_create_srq, max_sge);
+VERBS_CMD_MEMBER(verbs_cmd_create_srq, ib_uverbs_create_srq, srq_limit);
+VERBS_CMD_SIZE(verbs_cmd_create_srq, ib_uverbs_create_srq, 40);
+
+/* kern-abi.h:195 (DECLARE_CMDX of IB_USER_VERBS_CMD_MODIFY_SRQ) */
+struct verbs_cmd_modify_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	__u32 srq_handle;
+	__u32 attr_mask;
+	__u32 max_wr;
+	__u32 srq_limit;
+};
+VERBS_CMD_MEMBER(verbs_cmd_modify_srq, ib_uverbs_modify_srq, srq_handle);
+VERBS_CMD_MEMBER(verbs_cmd_modify_srq, ib_uverbs_modify_srq, attr_mask);
+VERBS_CMD_MEMBER(verbs_cmd_modify_srq, ib_uverbs_modify_srq, max_wr);
+VERBS_CMD_MEMBER(verbs_cmd_modify_srq, ib_uverbs_modify_srq, srq_limit);
+VERBS_CMD_SIZE(verbs_cmd_modify_srq, ib_uverbs_modify_srq, 24);
+
+/* kern-abi.h:205 (DECLARE_CMD of IB_USER_VERBS_CMD_QUERY_SRQ) */
+struct verbs_cmd_query_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 srq_handle;
+	__u32 reserved;
+};
+VERBS_CMD_MEMBER(verbs_cmd_query_srq, ib_uverbs_query_srq, response);
+VERBS_CMD_MEMBER(verbs_cmd_query_srq, ib_uverbs_query_srq, srq_handle);
+VERBS_CMD_MEMBER(verbs_cmd_query_srq, ib_uverbs_query_srq, reserved);
+VERBS_CMD_SIZE(verbs_cmd_query_srq, ib_uverbs_query_srq, 24);
+
 /* -- Command helpers (driver.h:508-532) ------------------------------------ */
 
 /*
@@ -674,6 +723,27 @@ int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct verbs_cmd_query_qp *cmd, size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+/*
+ * driver.h:589-592, 598-605 (cmd_srq.c, cmd.c).  create_srq fills in the
+ * command itself, srq's context, handle, mutex and cond, and writes the
+ * kernel's capacities back into attr->attr (max_wr, max_sge); libibverbs'
+ * ibv_create_srq() then sets srq_context, pd and events_completed.
+ * modify_srq sends attr's max_wr and srq_limit with srq_attr_mask;
+ * query_srq fills in all three attributes.  destroy_srq waits for the
+ * kernel to drop the SRQ and its events; the caller frees it.
+ */
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct verbs_cmd_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask, struct verbs_cmd_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct verbs_cmd_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 
 /*
  * driver.h:641-644 (cmd.c:603-748).  Marshal a list of work requests into

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * sroce provider: posting work requests into a QP's rings (RC).
+ * sroce provider: posting work requests into a QP's rings (RC) and into
+ * an SRQ's ring.
  *
  * A work request becomes one slot of the SQ or RQ ring (struct
  * sroce_send_wqe or struct sroce_recv_wqe, <rdma/sroce-abi.h>), written in
@@ -24,7 +25,11 @@
  * in RESET, INIT or RTR, the RQ while it is in RESET (EINVAL, nothing
  * posted); the state is libibverbs' ibqp->state, which ibv_modify_qp()
  * updates after a successful transition.  Later states, ERR included, are
- * accepted: the kernel flushes what an errored QP cannot execute.  A failed
+ * accepted: the kernel flushes what an errored QP cannot execute.  A QP
+ * attached to an SRQ has no RQ: ibv_post_recv() on it fails with EINVAL.
+ * An SRQ's ring takes receives exactly as an RQ does, under its own lock,
+ * and never needs a doorbell (the kernel reads it when a message arrives;
+ * an SRQ has no error state to flush).  A failed
  * doorbell is reported with its errno and the call's first WR in *bad_wr,
  * unless a WR had already failed: the WRs are in the ring, but the kernel
  * has not been told about them.
@@ -295,10 +300,10 @@ out:
 
 /* -- Receive queue --------------------------------------------------------- */
 
-static int sroce_recv_one(struct sroce_qp *qp, const struct ibv_recv_wr *wr,
+/* One receive WR into an RQ or SRQ ring. */
+static int sroce_recv_one(struct sroce_wq *rq, const struct ibv_recv_wr *wr,
 			  uint32_t *room)
 {
-	struct sroce_wq *rq = &qp->rq;
 	struct sroce_recv_wqe hdr = {};
 	char *slot;
 
@@ -316,18 +321,17 @@ static int sroce_recv_one(struct sroce_qp *qp, const struct ibv_recv_wr *wr,
 	return 0;
 }
 
-/* As sroce_send_list(), for the RQ. */
-static bool sroce_recv_list(struct sroce_qp *qp, struct ibv_recv_wr **wr,
+/* As sroce_send_list(), for an RQ or SRQ. */
+static bool sroce_recv_list(struct sroce_wq *rq, struct ibv_recv_wr **wr,
 			    int *err)
 {
-	struct sroce_wq *rq = &qp->rq;
 	uint32_t room = 0, start;
 	bool posted;
 
 	pthread_spin_lock(&rq->lock);
 	start = rq->producer;
 	for (*err = 0; *wr; *wr = (*wr)->next) {
-		*err = sroce_recv_one(qp, *wr, &room);
+		*err = sroce_recv_one(rq, *wr, &room);
 		if (*err)
 			break;
 	}
@@ -353,12 +357,12 @@ int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct ibv_recv_wr *first = wr;
 	int ret, db;
 
-	if (ibqp->state == IBV_QPS_RESET) {
+	if (ibqp->state == IBV_QPS_RESET || ibqp->srq) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
 
-	if (!sroce_recv_list(qp, &wr, &ret))
+	if (!sroce_recv_list(&qp->rq, &wr, &ret))
 		goto out;
 	if (!sroce_wq_need_wakeup(&qp->rq, SROCE_RQ_NEED_WAKEUP))
 		goto out;
@@ -368,6 +372,20 @@ int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		ret = db;
 	}
 out:
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+/* -- Shared receive queue -------------------------------------------------- */
+
+int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr)
+{
+	struct sroce_srq *srq = to_sroce_srq(ibsrq);
+	int ret;
+
+	sroce_recv_list(&srq->rq, &wr, &ret);
 	if (ret)
 		*bad_wr = wr;
 	return ret;

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * sroce provider: shared receive queues, control path.
+ *
+ * The kernel allocates each SRQ's ring and returns its key and geometry;
+ * the provider maps it right after creation and checks it as it does a
+ * QP's RQ (qp.c): the header must match the response and the capacities
+ * the kernel granted must fit the slots.  Posting into the ring is wq.c.
+ * Which SRQ types, capacities and limits are supported is the kernel's
+ * decision: the provider passes every request on.  XRC SRQs would come
+ * through create_srq_ex, which sroce does not provide, so libibverbs
+ * refuses them with EOPNOTSUPP.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "abi.h"
+#include "sroce.h"
+
+struct ibv_srq *sroce_srq_create(struct ibv_pd *ibpd,
+				 struct ibv_srq_init_attr *attr)
+{
+	struct sroce_context *ctx = to_sroce_ctx(ibpd->context);
+	struct verbs_cmd_create_srq cmd = {};
+	union sroce_create_srq_reply reply = {};
+	const struct sroce_create_srq_resp *drv = &reply.tail.drv;
+	struct sroce_srq *srq;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	ret = pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	/* Writes the capacities the kernel granted back into attr->attr. */
+	ret = ibv_cmd_create_srq(ibpd, &srq->base_srq, attr, &cmd, sizeof(cmd),
+				 &reply.core, sizeof(reply));
+	if (ret)
+		goto err_lock;
+
+	ret = sroce_wq_map(ctx, &srq->rq, drv->mmap_key, drv->mmap_len,
+			   drv->slots, drv->slot_shift,
+			   sizeof(struct sroce_recv_wqe), attr->attr.max_sge,
+			   attr->attr.max_wr);
+	if (ret) {
+		if (ret == EPROTO)
+			sroce_err(ctx, "SRQ %u: bad ring geometry", drv->srqn);
+		goto err_destroy;
+	}
+	srq->srqn = drv->srqn;
+	return &srq->base_srq;
+
+err_destroy:
+	/* Nothing to do if this fails too: the context's close reaps it. */
+	ibv_cmd_destroy_srq(&srq->base_srq);
+err_lock:
+	pthread_spin_destroy(&srq->rq.lock);
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+int sroce_srq_modify(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		     int attr_mask)
+{
+	struct verbs_cmd_modify_srq cmd = {};
+
+	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int sroce_srq_query(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct verbs_cmd_query_srq cmd = {};
+
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+/*
+ * The kernel stops using the ring before DESTROY_SRQ returns, so it is
+ * unmapped only then; on failure (EBUSY: QPs still use it) the SRQ stays
+ * whole.
+ */
+int sroce_srq_destroy(struct ibv_srq *ibsrq)
+{
+	struct sroce_srq *srq = to_sroce_srq(ibsrq);
+	int ret;
+
+	ret = ibv_cmd_destroy_srq(ibsrq);
+	if (ret)
+		return ret;
+
+	sroce_wq_unmap(&srq->rq);
+	pthread_spin_destroy(&srq->rq.lock);
+	free(srq);
+	return 0;
+}
