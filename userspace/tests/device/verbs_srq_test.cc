@@ -1,0 +1,822 @@
+// Shared receive queues of a live RDMA device, run inside a test-bed guest
+// as root (part of verbs_device_tests):
+//   SROCE_RDMA_DEV=sroce0 verbs_device_tests --gtest_filter='Srq*.*'
+// RC QPs of the device under test, in this one process, are connected to
+// each other through the device's own IPv4 RoCE v2 GID (same-host
+// loopback), as in verbs_rc_test.cc; the receiving QPs take their receive
+// WQEs from one SRQ.  Every receive completion is checked exactly: wr_id
+// (each WQE consumed once), status, opcode, byte_len, qp_num and the data
+// that landed in the WQE's buffer.
+//
+// The expectations are those of the IBA (vol. 1, 10.2.9 and 11.6.3) and the
+// libibverbs man pages: an SRQ's WQEs belong to the SRQ until a QP takes
+// one; a QP in the error state flushes only what it took and raises
+// IBV_EVENT_QP_LAST_WQE_REACHED; the SRQ limit event fires once per arming.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_env.h"
+#include "verbs_raii.h"
+
+namespace sroce::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// Generous bounds for TCG guests on a loaded host; they only matter when
+// something is broken.
+constexpr auto kWait = 30s;
+constexpr auto kQuiet = 300ms;
+
+struct SrqDeleter {
+	void operator()(ibv_srq *s) const { ibv_destroy_srq(s); }
+};
+using Srq = std::unique_ptr<ibv_srq, SrqDeleter>;
+
+// Byte i of the message called seed: position dependent.
+uint8_t pat(uint32_t seed, size_t i)
+{
+	uint32_t x = uint32_t(i) * 0x9e3779b1u + seed * 0x85ebca6bu;
+	x ^= x >> 15;
+	x *= 0x2c1b3c6du;
+	x ^= x >> 13;
+	return uint8_t(x);
+}
+
+// Page-aligned, registered memory; the MR goes before the buffer.
+class Region {
+public:
+	Region(ibv_pd *pd, size_t len)
+		: buf_(static_cast<uint8_t *>(
+			  std::aligned_alloc(4096, (len + 4095) & ~size_t(4095))))
+	{
+		if (!buf_)
+			return;
+		std::memset(buf_.get(), 0x5e, len);
+		mr_.reset(ibv_reg_mr(pd, buf_.get(), len,
+				     IBV_ACCESS_LOCAL_WRITE));
+	}
+	explicit operator bool() const { return bool(mr_); }
+	uint8_t *at(size_t off) const { return buf_.get() + off; }
+	ibv_sge sge(size_t off, uint32_t len) const
+	{
+		return {reinterpret_cast<uintptr_t>(at(off)), len, mr_->lkey};
+	}
+
+private:
+	struct Free {
+		void operator()(uint8_t *p) const { std::free(p); }
+	};
+	std::unique_ptr<uint8_t[], Free> buf_;
+	Mr mr_;
+};
+
+std::string wc_str(const ibv_wc &wc)
+{
+	std::ostringstream o;
+	o << "{wr_id " << wc.wr_id << ", " << ibv_wc_status_str(wc.status)
+	  << ", opcode " << int(wc.opcode) << ", byte_len " << wc.byte_len
+	  << ", qp_num " << wc.qp_num << "}";
+	return o.str();
+}
+
+// Up to n completions of cq within limit.
+std::vector<ibv_wc> poll_n(ibv_cq *cq, size_t n, Clock::duration limit = kWait)
+{
+	std::vector<ibv_wc> out;
+	const auto deadline = Clock::now() + limit;
+
+	while (out.size() < n) {
+		ibv_wc wc[16];
+		const int k = ibv_poll_cq(
+			cq, int(std::min<size_t>(16, n - out.size())), wc);
+		if (k < 0) {
+			ADD_FAILURE() << "ibv_poll_cq returned " << k;
+			break;
+		}
+		out.insert(out.end(), wc, wc + k);
+		if (k == 0) {
+			if (Clock::now() > deadline)
+				break;
+			std::this_thread::sleep_for(50us);
+		}
+	}
+	return out;
+}
+
+::testing::AssertionResult quiet(ibv_cq *cq, Clock::duration d = kQuiet)
+{
+	const std::vector<ibv_wc> got = poll_n(cq, 1, d);
+	if (got.empty())
+		return ::testing::AssertionSuccess();
+	return ::testing::AssertionFailure() << "unexpected completion "
+					     << wc_str(got[0]);
+}
+
+// The next async event about one of our objects within limit, acknowledged
+// (port and GID events of the device are skipped).  The element pointers
+// stay comparable after the acknowledgement.
+std::optional<ibv_async_event> next_event(ibv_context *ctx,
+					  Clock::duration limit)
+{
+	const auto deadline = Clock::now() + limit;
+
+	for (;;) {
+		const auto left = std::chrono::duration_cast<
+			std::chrono::milliseconds>(deadline - Clock::now());
+		pollfd pfd = {ctx->async_fd, POLLIN, 0};
+		if (left.count() <= 0 ||
+		    poll(&pfd, 1, int(left.count())) <= 0)
+			return std::nullopt;
+		ibv_async_event ev{};
+		if (ibv_get_async_event(ctx, &ev))
+			return std::nullopt;
+		const ibv_async_event copy = ev;
+		ibv_ack_async_event(&ev);
+		switch (copy.event_type) {
+		case IBV_EVENT_PORT_ACTIVE:
+		case IBV_EVENT_PORT_ERR:
+		case IBV_EVENT_GID_CHANGE:
+		case IBV_EVENT_LID_CHANGE:
+		case IBV_EVENT_PKEY_CHANGE:
+		case IBV_EVENT_SM_CHANGE:
+		case IBV_EVENT_CLIENT_REREGISTER:
+			continue;
+		default:
+			return copy;
+		}
+	}
+}
+
+std::string event_str(const std::optional<ibv_async_event> &ev)
+{
+	return ev ? ibv_event_type_str(ev->event_type) : "no event";
+}
+
+// One sender QP with its send CQ, connected to one receiving QP; the QP
+// goes before its CQ.
+struct Sender {
+	Cq scq;
+	Qp qp;
+};
+
+class Srqs : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		const std::string name = test_device_name();
+		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
+		ctx_ = open_device(name);
+		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
+		pd_.reset(ibv_alloc_pd(ctx_.get()));
+		ASSERT_TRUE(pd_) << std::strerror(errno);
+		rcq_.reset(ibv_create_cq(ctx_.get(), 1024, nullptr, nullptr, 0));
+		ASSERT_TRUE(rcq_) << std::strerror(errno);
+	}
+
+	void TearDown() override
+	{
+		// QPs before the SRQ they use, then the SRQ, before the CQs.
+		receivers_.clear();
+		senders_.clear();
+		srq_.reset();
+	}
+
+	// An SRQ of max_wr WQEs of max_sge SGEs; 0 or the errno.
+	int make_srq(uint32_t max_wr, uint32_t max_sge = 1,
+		     ibv_srq_attr *granted = nullptr)
+	{
+		ibv_srq_init_attr a{};
+		a.attr.max_wr = max_wr;
+		a.attr.max_sge = max_sge;
+		errno = 0;
+		srq_.reset(ibv_create_srq(pd_.get(), &a));
+		if (!srq_)
+			return errno ? errno : -1;
+		if (granted)
+			*granted = a.attr;
+		return 0;
+	}
+
+	int gid_index()
+	{
+		static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0,
+						  0, 0, 0, 0, 0xff, 0xff};
+		ibv_port_attr p{};
+		if (ibv_query_port(ctx_.get(), 1, &p))
+			return -1;
+		for (int i = 0; i < p.gid_tbl_len; i++) {
+			ibv_gid_entry e{};
+			if (ibv_query_gid_ex(ctx_.get(), 1, uint32_t(i), &e, 0) ||
+			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
+			    std::memcmp(e.gid.raw, v4map, 12))
+				continue;
+			gid_ = e.gid;
+			return i;
+		}
+		return -1;
+	}
+
+	// An RC QP; receiving ones use the SRQ and the shared receive CQ.
+	Qp make_qp(ibv_cq *scq, bool on_srq, ibv_qp_cap *cap = nullptr)
+	{
+		ibv_qp_init_attr a{};
+		a.send_cq = scq;
+		a.recv_cq = on_srq ? rcq_.get() : scq;
+		a.srq = on_srq ? srq_.get() : nullptr;
+		a.qp_type = IBV_QPT_RC;
+		a.cap.max_send_wr = 64;
+		a.cap.max_recv_wr = on_srq ? 0 : 1;
+		a.cap.max_send_sge = 1;
+		a.cap.max_recv_sge = 1;
+		Qp qp(ibv_create_qp(pd_.get(), &a));
+		if (qp && cap)
+			*cap = a.cap;
+		return qp;
+	}
+
+	::testing::AssertionResult modify(ibv_qp *qp, ibv_qp_attr &a, int mask,
+					  const char *what)
+	{
+		const int r = ibv_modify_qp(qp, &a, mask);
+		if (r)
+			return ::testing::AssertionFailure()
+			       << what << ": " << std::strerror(r);
+		return ::testing::AssertionSuccess();
+	}
+
+	// qp to RTS, talking to dest at our own GID; RNR retried for ever.
+	::testing::AssertionResult connect(ibv_qp *qp, uint32_t dest)
+	{
+		ibv_qp_attr a{};
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = 1;
+		auto r = modify(qp, a,
+				IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					IBV_QP_ACCESS_FLAGS,
+				"RESET->INIT");
+		if (!r)
+			return r;
+		a = {};
+		a.qp_state = IBV_QPS_RTR;
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = dest;
+		a.rq_psn = 0x10;
+		a.min_rnr_timer = 12;	// 0.64 ms
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.dgid = gid_;
+		a.ah_attr.grh.sgid_index = uint8_t(gid_index_);
+		a.ah_attr.grh.hop_limit = 64;
+		a.ah_attr.port_num = 1;
+		r = modify(qp, a,
+			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				   IBV_QP_MAX_DEST_RD_ATOMIC |
+				   IBV_QP_MIN_RNR_TIMER,
+			   "INIT->RTR");
+		if (!r)
+			return r;
+		a = {};
+		a.qp_state = IBV_QPS_RTS;
+		a.timeout = 18;		// 1 s: TCG guests stall
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;	// for ever
+		a.sq_psn = 0x10;
+		return modify(qp, a,
+			      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				      IBV_QP_MAX_QP_RD_ATOMIC,
+			      "RTR->RTS");
+	}
+
+	// n receiving QPs on the SRQ, each connected to a sender of its own.
+	void make_pairs(size_t n)
+	{
+		gid_index_ = gid_index();
+		ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
+		for (size_t i = 0; i < n; i++) {
+			Sender s;
+			s.scq.reset(ibv_create_cq(ctx_.get(), 256, nullptr,
+						  nullptr, 0));
+			ASSERT_TRUE(s.scq) << std::strerror(errno);
+			s.qp = make_qp(s.scq.get(), false);
+			ASSERT_TRUE(s.qp) << std::strerror(errno);
+			Qp r = make_qp(s.scq.get(), true);
+			ASSERT_TRUE(r) << std::strerror(errno);
+			ASSERT_TRUE(connect(s.qp.get(), r->qp_num));
+			ASSERT_TRUE(connect(r.get(), s.qp->qp_num));
+			senders_.push_back(std::move(s));
+			receivers_.push_back(std::move(r));
+		}
+	}
+
+	// One receive WR; 0 or the errno, and whether bad_wr named it.
+	int post_srq(uint64_t id, ibv_sge *sg, int n, bool *bad_is_it = nullptr)
+	{
+		ibv_recv_wr wr{};
+		wr.wr_id = id;
+		wr.sg_list = n ? sg : nullptr;
+		wr.num_sge = n;
+		ibv_recv_wr *b = nullptr;
+		const int r = ibv_post_srq_recv(srq_.get(), &wr, &b);
+		if (bad_is_it)
+			*bad_is_it = b == &wr;
+		return r;
+	}
+
+	int send(size_t sender, uint64_t id, ibv_sge *sg)
+	{
+		ibv_send_wr wr{};
+		wr.wr_id = id;
+		wr.sg_list = sg->length ? sg : nullptr;
+		wr.num_sge = sg->length ? 1 : 0;
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		ibv_send_wr *bad = nullptr;
+		return ibv_post_send(senders_[sender].qp.get(), &wr, &bad);
+	}
+
+	// Every sender's n sends completed successfully.
+	::testing::AssertionResult sends_done(size_t sender, size_t n)
+	{
+		const auto got = poll_n(senders_[sender].scq.get(), n);
+		for (const ibv_wc &wc : got)
+			if (wc.status != IBV_WC_SUCCESS ||
+			    wc.opcode != IBV_WC_SEND)
+				return ::testing::AssertionFailure()
+				       << "sender " << sender << ": "
+				       << wc_str(wc);
+		if (got.size() != n)
+			return ::testing::AssertionFailure()
+			       << "sender " << sender << ": " << got.size()
+			       << " of " << n << " send completions";
+		return ::testing::AssertionSuccess();
+	}
+
+	::testing::AssertionResult srq_event(ibv_srq *srq)
+	{
+		const auto ev = next_event(ctx_.get(), 10s);
+		if (!ev || ev->event_type != IBV_EVENT_SRQ_LIMIT_REACHED)
+			return ::testing::AssertionFailure()
+			       << "want SRQ_LIMIT_REACHED, got "
+			       << event_str(ev);
+		if (ev->element.srq != srq)
+			return ::testing::AssertionFailure()
+			       << "limit event for another SRQ";
+		return ::testing::AssertionSuccess();
+	}
+
+	::testing::AssertionResult no_event(Clock::duration d = kQuiet)
+	{
+		const auto ev = next_event(ctx_.get(), d);
+		if (!ev)
+			return ::testing::AssertionSuccess();
+		return ::testing::AssertionFailure()
+		       << "unexpected event " << event_str(ev);
+	}
+
+	uint32_t srq_limit()
+	{
+		ibv_srq_attr a{};
+		EXPECT_EQ(ibv_query_srq(srq_.get(), &a), 0);
+		return a.srq_limit;
+	}
+
+	Context ctx_;
+	ibv_device_attr dev_{};
+	Pd pd_;
+	Cq rcq_;
+	Srq srq_;
+	std::vector<Sender> senders_;
+	std::vector<Qp> receivers_;
+	ibv_gid gid_{};
+	int gid_index_ = -1;
+};
+
+// ---------------------------------------------------------------------
+// Control path.
+
+TEST_F(Srqs, DeviceReportsSrqLimits)
+{
+	EXPECT_GT(dev_.max_srq, 0);
+	EXPECT_GT(dev_.max_srq_wr, 0);
+	EXPECT_GT(dev_.max_srq_sge, 0);
+}
+
+TEST_F(Srqs, CreateRoundsUpAndQueryReportsTheGrantedAttributes)
+{
+	const long before = debugfs_count("srqs");
+	ibv_srq_attr g{};
+	ASSERT_EQ(make_srq(5, 3, &g), 0);
+	EXPECT_GE(g.max_wr, 5u);
+	EXPECT_GE(g.max_sge, 3u);
+	ibv_srq_attr q{};
+	ASSERT_EQ(ibv_query_srq(srq_.get(), &q), 0);
+	EXPECT_EQ(q.max_wr, g.max_wr);
+	EXPECT_EQ(q.max_sge, g.max_sge);
+	EXPECT_EQ(q.srq_limit, 0u) << "a new SRQ is not armed";
+	// The module's live-SRQ count, where debugfs shows it.
+	if (before >= 0) {
+		EXPECT_EQ(debugfs_count("srqs"), before + 1);
+	}
+	srq_.reset();
+	if (before >= 0) {
+		EXPECT_EQ(debugfs_count("srqs"), before);
+	}
+}
+
+TEST_F(Srqs, CreateRefusesAttributesBeyondTheLimits)
+{
+	EXPECT_EQ(make_srq(0), EINVAL);
+	EXPECT_EQ(make_srq(uint32_t(dev_.max_srq_wr) + 1), EINVAL);
+	EXPECT_EQ(make_srq(4, uint32_t(dev_.max_srq_sge) + 1), EINVAL);
+	// The largest legal one.
+	EXPECT_EQ(make_srq(uint32_t(dev_.max_srq_wr),
+			   uint32_t(dev_.max_srq_sge)),
+		  0);
+}
+
+TEST_F(Srqs, XrcSrqIsNotSupported)
+{
+	ibv_srq_init_attr_ex a{};
+	a.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE;
+	a.pd = pd_.get();
+	a.srq_type = IBV_SRQT_XRC;
+	a.attr.max_wr = 4;
+	a.attr.max_sge = 1;
+	errno = 0;
+	Srq s(ibv_create_srq_ex(ctx_.get(), &a));
+	EXPECT_FALSE(s);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+}
+
+TEST_F(Srqs, ModifyArmsTheLimitAndRefusesBadAttributes)
+{
+	ibv_srq_attr g{};
+	ASSERT_EQ(make_srq(8, 1, &g), 0);
+	ibv_srq_attr a{};
+
+	a.srq_limit = g.max_wr + 1;
+	EXPECT_EQ(ibv_modify_srq(srq_.get(), &a, IBV_SRQ_LIMIT), EINVAL);
+	EXPECT_EQ(srq_limit(), 0u);
+	// Resizing is not implemented.
+	a = {};
+	a.max_wr = g.max_wr * 2;
+	EXPECT_EQ(ibv_modify_srq(srq_.get(), &a, IBV_SRQ_MAX_WR),
+		  EOPNOTSUPP);
+	a = {};
+	a.srq_limit = g.max_wr;
+	EXPECT_EQ(ibv_modify_srq(srq_.get(), &a, IBV_SRQ_LIMIT), 0);
+	EXPECT_EQ(srq_limit(), g.max_wr);
+	a.srq_limit = 3;
+	EXPECT_EQ(ibv_modify_srq(srq_.get(), &a, IBV_SRQ_LIMIT), 0);
+	EXPECT_EQ(srq_limit(), 3u);
+	// Nothing was resized on the way.
+	ibv_srq_attr q{};
+	ASSERT_EQ(ibv_query_srq(srq_.get(), &q), 0);
+	EXPECT_EQ(q.max_wr, g.max_wr);
+}
+
+TEST_F(Srqs, PostingBeyondCapacityFailsWithEnomem)
+{
+	ibv_srq_attr g{};
+	ASSERT_EQ(make_srq(16, 2, &g), 0);
+	Region mem(pd_.get(), 4096);
+	ASSERT_TRUE(mem) << std::strerror(errno);
+	ibv_sge sg[3] = {mem.sge(0, 8), mem.sge(8, 8), mem.sge(16, 8)};
+
+	for (uint32_t i = 0; i < g.max_wr; i++)
+		ASSERT_EQ(post_srq(i, sg, 2), 0) << "WQE " << i;
+	bool bad_is_it = false;
+	EXPECT_EQ(post_srq(99, sg, 1, &bad_is_it), ENOMEM);
+	EXPECT_TRUE(bad_is_it) << "bad_wr names the WR that did not fit";
+	// More SGEs than granted is refused whatever the room.
+	srq_.reset();
+	ASSERT_EQ(make_srq(4, 1, &g), 0);
+	EXPECT_EQ(post_srq(1, sg, int(g.max_sge) + 1), EINVAL);
+}
+
+TEST_F(Srqs, QpWithAnSrqHasNoReceiveQueue)
+{
+	ASSERT_EQ(make_srq(8), 0);
+	Cq cq(ibv_create_cq(ctx_.get(), 16, nullptr, nullptr, 0));
+	ASSERT_TRUE(cq) << std::strerror(errno);
+	ibv_qp_cap cap{};
+	Qp qp = make_qp(cq.get(), true, &cap);
+	ASSERT_TRUE(qp) << std::strerror(errno);
+	EXPECT_EQ(cap.max_recv_wr, 0u);
+	EXPECT_EQ(cap.max_recv_sge, 0u);
+
+	ibv_qp_attr a{};
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	ASSERT_TRUE(modify(qp.get(), a,
+			   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS,
+			   "RESET->INIT"));
+	ibv_recv_wr wr{};
+	ibv_recv_wr *bad = nullptr;
+	EXPECT_EQ(ibv_post_recv(qp.get(), &wr, &bad), EINVAL);
+	EXPECT_EQ(bad, &wr);
+
+	// The SRQ cannot go while a QP uses it, and can once it is gone.
+	EXPECT_EQ(ibv_destroy_srq(srq_.get()), EBUSY);
+	qp.reset();
+	EXPECT_EQ(ibv_destroy_srq(srq_.release()), 0);
+}
+
+// ---------------------------------------------------------------------
+// Data path.
+
+// Message seq of a sender: its length and contents.
+uint32_t msg_len(size_t sender, uint32_t seq)
+{
+	return (uint32_t(sender) * 977u + seq * 331u) % 3000u;
+}
+
+uint32_t msg_seed(size_t sender, uint32_t seq)
+{
+	return uint32_t(sender) << 16 | seq;
+}
+
+// Receive buffers: one kSlot-byte area per SRQ WQE, named by its wr_id.
+constexpr uint32_t kSlot = 4096;
+
+// Checks the receive completions of the senders' messages, in whatever
+// order the QPs took the WQEs: per QP in sending order (RC), each posted
+// wr_id completing once per posting, the data in that wr_id's buffer.
+class RecvChecker {
+public:
+	RecvChecker(const std::vector<Qp> &receivers, const Region &bufs)
+		: bufs_(bufs)
+	{
+		for (size_t i = 0; i < receivers.size(); i++)
+			sender_of_[receivers[i]->qp_num] = i;
+	}
+
+	// wr_id was posted to the SRQ (again).
+	void posted(uint64_t wr_id)
+	{
+		EXPECT_TRUE(outstanding_.insert(wr_id).second)
+			<< "test bug: wr_id " << wr_id << " posted twice";
+	}
+
+	::testing::AssertionResult check(const ibv_wc &wc)
+	{
+		auto s = sender_of_.find(wc.qp_num);
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
+		    s == sender_of_.end())
+			return ::testing::AssertionFailure()
+			       << "bad receive completion " << wc_str(wc);
+		if (!outstanding_.erase(wc.wr_id))
+			return ::testing::AssertionFailure()
+			       << wc_str(wc) << ": wr_id completed twice "
+			       << "or never posted";
+		const uint32_t seq = next_[s->second]++;
+		const uint32_t len = msg_len(s->second, seq);
+		if (wc.byte_len != len)
+			return ::testing::AssertionFailure()
+			       << wc_str(wc) << ": message " << seq
+			       << " of sender " << s->second << " has " << len
+			       << " bytes";
+		const uint8_t *p = bufs_.at(wc.wr_id * kSlot);
+		for (uint32_t i = 0; i < kSlot; i++) {
+			const uint8_t want =
+				i < len ? pat(msg_seed(s->second, seq), i)
+					: uint8_t(0x5e);
+			if (p[i] != want)
+				return ::testing::AssertionFailure()
+				       << wc_str(wc) << ": byte " << i
+				       << " of the buffer is wrong";
+		}
+		std::memset(bufs_.at(wc.wr_id * kSlot), 0x5e, kSlot);
+		return ::testing::AssertionSuccess();
+	}
+
+	uint32_t received(size_t sender) const
+	{
+		auto it = next_.find(sender);
+		return it == next_.end() ? 0 : it->second;
+	}
+
+private:
+	const Region &bufs_;
+	std::map<uint32_t, size_t> sender_of_;
+	std::map<size_t, uint32_t> next_;
+	std::set<uint64_t> outstanding_;
+};
+
+// Fills message seq of a sender into its area of src.
+ibv_sge stage(const Region &src, size_t sender, uint32_t seq)
+{
+	const uint32_t len = msg_len(sender, seq);
+	uint8_t *p = src.at(sender * kSlot);
+	for (uint32_t i = 0; i < len; i++)
+		p[i] = pat(msg_seed(sender, seq), i);
+	return src.sge(sender * kSlot, len);
+}
+
+TEST_F(Srqs, SeveralQpsReceiveThroughOneSrq)
+{
+	constexpr size_t kQps = 3;
+	constexpr uint32_t kEach = 12;
+	ASSERT_EQ(make_srq(kQps * kEach), 0);
+	ASSERT_NO_FATAL_FAILURE(make_pairs(kQps));
+	Region bufs(pd_.get(), kQps * kEach * kSlot);
+	ASSERT_TRUE(bufs) << std::strerror(errno);
+	RecvChecker rx(receivers_, bufs);
+	for (uint32_t i = 0; i < kQps * kEach; i++) {
+		ibv_sge sg = bufs.sge(i * kSlot, kSlot);
+		ASSERT_EQ(post_srq(i, &sg, 1), 0);
+		rx.posted(i);
+	}
+
+	// One message at a time per sender (its source area is reused), the
+	// senders interleaved so that the QPs take WQEs alternately.
+	Region src(pd_.get(), kQps * kSlot);
+	ASSERT_TRUE(src) << std::strerror(errno);
+	for (uint32_t seq = 0; seq < kEach; seq++) {
+		for (size_t s = 0; s < kQps; s++) {
+			ibv_sge sg = stage(src, s, seq);
+			ASSERT_EQ(send(s, seq, &sg), 0);
+		}
+		for (size_t s = 0; s < kQps; s++)
+			ASSERT_TRUE(sends_done(s, 1));
+	}
+	const auto got = poll_n(rcq_.get(), kQps * kEach);
+	ASSERT_EQ(got.size(), kQps * kEach);
+	for (const ibv_wc &wc : got)
+		ASSERT_TRUE(rx.check(wc));
+	for (size_t s = 0; s < kQps; s++)
+		EXPECT_EQ(rx.received(s), kEach) << "sender " << s;
+	EXPECT_TRUE(quiet(rcq_.get()));
+}
+
+TEST_F(Srqs, ManyMessagesThroughASmallSrqWithRefills)
+{
+	// Many more messages than the SRQ holds: the receivers meet an empty
+	// SRQ (RNR, retried for ever) and the WQEs are refilled as they
+	// complete, while the receiving QPs' engines take them concurrently.
+	constexpr size_t kQps = 3;
+	constexpr uint32_t kEach = 100;
+	ibv_srq_attr g{};
+	ASSERT_EQ(make_srq(8, 1, &g), 0);
+	ASSERT_NO_FATAL_FAILURE(make_pairs(kQps));
+	const uint32_t slots = g.max_wr;
+	Region bufs(pd_.get(), size_t(slots) * kSlot);
+	Region src(pd_.get(), kQps * kSlot);
+	ASSERT_TRUE(bufs && src) << std::strerror(errno);
+	RecvChecker rx(receivers_, bufs);
+	for (uint32_t i = 0; i < slots; i++) {
+		ibv_sge sg = bufs.sge(i * kSlot, kSlot);
+		ASSERT_EQ(post_srq(i, &sg, 1), 0);
+		rx.posted(i);
+	}
+
+	std::vector<uint32_t> sent(kQps, 0);
+	size_t total = 0;
+	const auto deadline = Clock::now() + 4 * kWait;
+	while (total < kQps * kEach && Clock::now() < deadline) {
+		for (size_t s = 0; s < kQps; s++) {
+			if (sent[s] == kEach || sent[s] != rx.received(s))
+				continue;
+			ibv_sge sg = stage(src, s, sent[s]);
+			ASSERT_EQ(send(s, sent[s], &sg), 0);
+			sent[s]++;
+		}
+		ibv_wc wc[8];
+		const int k = ibv_poll_cq(rcq_.get(), 8, wc);
+		ASSERT_GE(k, 0);
+		for (int i = 0; i < k; i++) {
+			ASSERT_TRUE(rx.check(wc[i]));
+			// The used WQE goes back with the same wr_id.
+			ibv_sge sg = bufs.sge(wc[i].wr_id * kSlot, kSlot);
+			ASSERT_EQ(post_srq(wc[i].wr_id, &sg, 1), 0);
+			rx.posted(wc[i].wr_id);
+		}
+		total += size_t(k);
+		if (!k)
+			std::this_thread::sleep_for(50us);
+	}
+	ASSERT_EQ(total, kQps * kEach);
+	for (size_t s = 0; s < kQps; s++)
+		EXPECT_TRUE(sends_done(s, kEach));
+	EXPECT_TRUE(quiet(rcq_.get()));
+}
+
+TEST_F(Srqs, LimitEventFiresOnceUntilRearmed)
+{
+	ibv_srq_attr g{};
+	ASSERT_EQ(make_srq(8, 1, &g), 0);
+	ASSERT_EQ(g.max_wr, 8u) << "the test assumes an exact capacity";
+	ASSERT_NO_FATAL_FAILURE(make_pairs(1));
+	Region bufs(pd_.get(), size_t(g.max_wr) * kSlot);
+	Region src(pd_.get(), kSlot);
+	ASSERT_TRUE(bufs && src) << std::strerror(errno);
+	RecvChecker rx(receivers_, bufs);
+	uint32_t seq = 0, next_id = 0;
+	auto post_n = [&](uint32_t n) {
+		for (uint32_t i = 0; i < n; i++, next_id++) {
+			ibv_sge sg = bufs.sge((next_id % g.max_wr) * kSlot,
+					      kSlot);
+			ASSERT_EQ(post_srq(next_id % g.max_wr, &sg, 1), 0);
+			rx.posted(next_id % g.max_wr);
+		}
+	};
+	auto deliver = [&](uint32_t n) {
+		for (uint32_t i = 0; i < n; i++, seq++) {
+			ibv_sge sg = stage(src, 0, seq);
+			ASSERT_EQ(send(0, seq, &sg), 0);
+			ASSERT_TRUE(sends_done(0, 1));
+			const auto wc = poll_n(rcq_.get(), 1);
+			ASSERT_EQ(wc.size(), 1u);
+			ASSERT_TRUE(rx.check(wc[0]));
+		}
+	};
+
+	post_n(8);
+	ibv_srq_attr a{};
+	a.srq_limit = 4;
+	ASSERT_EQ(ibv_modify_srq(srq_.get(), &a, IBV_SRQ_LIMIT), 0);
+	// 4 taken, 4 left: not below the limit.
+	ASSERT_NO_FATAL_FAILURE(deliver(4));
+	EXPECT_TRUE(no_event());
+	EXPECT_EQ(srq_limit(), 4u) << "still armed";
+	// The fifth leaves 3: one event, and the SRQ is disarmed.
+	ASSERT_NO_FATAL_FAILURE(deliver(1));
+	EXPECT_TRUE(srq_event(srq_.get()));
+	EXPECT_EQ(srq_limit(), 0u) << "disarmed by the event";
+	ASSERT_NO_FATAL_FAILURE(deliver(2));
+	EXPECT_TRUE(no_event()) << "no second event without re-arming";
+
+	// Refill to 8 and re-arm: the same again.
+	post_n(7);
+	a.srq_limit = 4;
+	ASSERT_EQ(ibv_modify_srq(srq_.get(), &a, IBV_SRQ_LIMIT), 0);
+	ASSERT_NO_FATAL_FAILURE(deliver(4));
+	EXPECT_TRUE(no_event());
+	ASSERT_NO_FATAL_FAILURE(deliver(1));
+	EXPECT_TRUE(srq_event(srq_.get()));
+	EXPECT_TRUE(no_event());
+}
+
+TEST_F(Srqs, ErrorStateLeavesTheSrqsWqesForTheOtherQps)
+{
+	ASSERT_EQ(make_srq(8), 0);
+	ASSERT_NO_FATAL_FAILURE(make_pairs(2));
+	Region bufs(pd_.get(), 8 * kSlot);
+	Region src(pd_.get(), 2 * kSlot);
+	ASSERT_TRUE(bufs && src) << std::strerror(errno);
+	RecvChecker rx(receivers_, bufs);
+	for (uint32_t i = 0; i < 4; i++) {
+		ibv_sge sg = bufs.sge(i * kSlot, kSlot);
+		ASSERT_EQ(post_srq(i, &sg, 1), 0);
+		rx.posted(i);
+	}
+
+	// The first receiver goes to the error state: LAST_WQE_REACHED for
+	// it, and no flush of the SRQ's WQEs, which are not its own.
+	ibv_qp_attr a{};
+	a.qp_state = IBV_QPS_ERR;
+	ASSERT_TRUE(modify(receivers_[0].get(), a, IBV_QP_STATE, "->ERR"));
+	const auto ev = next_event(ctx_.get(), 10s);
+	ASSERT_TRUE(ev && ev->event_type == IBV_EVENT_QP_LAST_WQE_REACHED)
+		<< "want QP_LAST_WQE_REACHED, got " << event_str(ev);
+	EXPECT_EQ(ev->element.qp, receivers_[0].get());
+	EXPECT_TRUE(quiet(rcq_.get()));
+	EXPECT_TRUE(no_event()) << "LAST_WQE_REACHED once";
+
+	// All four WQEs are still there for the second receiver, in order.
+	for (uint32_t seq = 0; seq < 4; seq++) {
+		ibv_sge sg = stage(src, 1, seq);
+		ASSERT_EQ(send(1, seq, &sg), 0);
+		ASSERT_TRUE(sends_done(1, 1));
+		const auto wc = poll_n(rcq_.get(), 1);
+		ASSERT_EQ(wc.size(), 1u);
+		EXPECT_EQ(wc[0].wr_id, seq);
+		ASSERT_TRUE(rx.check(wc[0]));
+	}
+	EXPECT_TRUE(quiet(rcq_.get()));
+}
+
+} // namespace
+} // namespace sroce::test
