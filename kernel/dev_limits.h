@@ -25,6 +25,9 @@
 #define SROCE_MAX_SGE		32		/* per SQ or RQ WQE: 1 KiB slots at most */
 #define SROCE_MAX_QP_RD_ATOM	128		/* RDMA reads/atomics in flight, each way */
 #define SROCE_MAX_MSG_SZ	BIT(31)		/* IBTA's largest message */
+#define SROCE_MAX_AH		BIT(16)		/* ah_xa range */
+#define SROCE_MAX_MCAST_GRP	256		/* groups per device */
+#define SROCE_MAX_MCAST_QP_ATTACH 64		/* QPs per group */
 
 #define SROCE_MAX_SRQ		BIT(14)		/* srq_ida range; a ring and a VMA each */
 #define SROCE_MAX_SRQ_WR	BIT(14)		/* WQEs per SRQ: 16 MiB ring at most */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RC responder: executes incoming requests and answers them.
+ * Responder of the connected transports: executes incoming RC and UC
+ * requests and answers RC ones.
  *
  * sroce_rc_resp_decide() (kernel/core/rc.c) classifies each request; here
  * the expected ones are carried out against memory and the RQ:
@@ -22,10 +23,17 @@
  * Errors follow IBTA 9.9.3: an invalid request or access violation gets a
  * NAK and puts the QP in the error state; a local problem with the receive
  * WQE (too small, bad lkey) completes that WQE in error too.
+ *
+ * UC (sroce_resp_uc_packet()) executes SENDs and WRITEs the same way but
+ * answers nothing: a message with a lost packet, or one the responder
+ * cannot carry out, is dropped as a whole, the receive WQE it
+ * was filling waits for the next SEND, and the QP carries on.
  */
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+
+#include "core/uc.h"
 
 #include "cq.h"
 #include "debugfs.h"
@@ -162,6 +170,9 @@ static void sroce_resp_cqe(struct sroce_qp *qp, enum sroce_wc_status status,
 static void sroce_resp_fatal_at(struct sroce_qp *qp, u32 psn, u8 nak_code,
 				enum sroce_wc_status recv_status)
 {
+	/* UC: the caller drops the message, keeping its receive WQE */
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return;
 	if (qp->resp.have_rwqe)
 		sroce_resp_cqe(qp, recv_status, IB_WC_RECV, 0, 0, 0, false);
 	sroce_resp_nak_at(qp, psn, SROCE_AETH_NAK, nak_code);
@@ -189,21 +200,33 @@ static bool sroce_resp_take_rq(struct sroce_qp *qp)
 	return true;
 }
 
+/* None posted: RC answers with an RNR NAK, UC and UD drop the message. */
+static void sroce_resp_no_rwqe(struct sroce_qp *qp)
+{
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		sroce_drop_count(SROCE_DROP_NO_RECV);
+		return;
+	}
+	sroce_resp_nak(qp, SROCE_AETH_RNR_NAK, qp->min_rnr_timer);
+	/* packets already behind it must not cut the wait short */
+	qp->resp.st.nak_sent = true;
+}
+
 /**
- * sroce_resp_take_rwqe - take the receive WQE an arriving message consumes
+ * sroce_resp_take_rwqe - take the receive WQE for a new message
  * @qp: the receiving QP, of any type; qp->mutex held
  *
- * Copies the next WQE into qp->resp.rwqe: from the QP's SRQ if it was
- * created with one (shared with the other QPs attached to it, whose engines
- * may be taking WQEs at the same time, see kernel/srq.c), otherwise from
- * its RQ.  What an empty queue means is the caller's business: RC answers
- * with an RNR NAK, UD drops the message.  A WQE naming more SGEs than its
- * queue's slots hold is completed with LOC_QP_OP_ERR and the QP moved to
- * the error state.
+ * Copies the next receive WQE into qp->resp.rwqe: from the QP's SRQ if it
+ * was created with one (shared with the other QPs attached to it, whose
+ * engines may be taking WQEs at the same time, see kernel/srq.c),
+ * otherwise from its RQ.  A WQE still held from a UC message that was
+ * dropped half-way is used again instead.  If none is posted, an RC QP
+ * answers with an RNR NAK; UC and UD drop the message.  A WQE naming more
+ * SGEs than its queue's slots hold is a local fault on every transport: it
+ * completes with LOC_QP_OP_ERR and the QP goes to the error state (an RC
+ * requester is told with a remote operational error NAK).
  *
- * Return: true if qp->resp.rwqe holds a WQE to fill (qp->resp.have_rwqe
- * set, qp->resp.rcv_off 0); false if none was posted, or if the WQE taken
- * was malformed (the QP is then in the error state).
+ * Return: true with resp->rwqe a well-formed WQE and resp->rcv_off 0.
  */
 bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 {
@@ -214,38 +237,27 @@ bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 	u32 max_sge = srq ? srq->max_sge : qp->cap.max_recv_sge;
 
 	lockdep_assert_held(&qp->mutex);
-	if (srq ? !sroce_srq_take(srq, resp->rwqe) : !sroce_resp_take_rq(qp))
+	if (resp->have_rwqe) {
+		resp->rcv_off = 0;
+		return true;
+	}
+	if (srq ? !sroce_srq_take(srq, resp->rwqe) : !sroce_resp_take_rq(qp)) {
+		sroce_resp_no_rwqe(qp);
 		return false;
+	}
 	resp->have_rwqe = true;
 	resp->rcv_off = 0;
 	if (resp->rwqe->num_sge > max_sge ||
 	    resp->rwqe->num_sge * sizeof(struct sroce_sge) > room) {
 		sroce_resp_cqe(qp, SROCE_WC_LOC_QP_OP_ERR, IB_WC_RECV, 0, 0, 0,
 			       false);
+		if (qp->ibqp.qp_type == IB_QPT_RC)
+			sroce_resp_nak(qp, SROCE_AETH_NAK,
+				       SROCE_NAK_REM_OP_ERR);
 		sroce_exec_set_error(qp);
 		return false;
 	}
 	return true;
-}
-
-/*
- * RC: a message that needs a receive WQE.  An empty queue gets an RNR NAK,
- * a malformed WQE (which put the QP in error) a remote operational error.
- */
-static bool sroce_resp_rc_rwqe(struct sroce_qp *qp)
-{
-	struct sroce_resp *resp = &qp->resp;
-
-	if (sroce_resp_take_rwqe(qp))
-		return true;
-	if (qp->state == IB_QPS_ERR) {
-		sroce_resp_nak(qp, SROCE_AETH_NAK, SROCE_NAK_REM_OP_ERR);
-		return false;
-	}
-	sroce_resp_nak(qp, SROCE_AETH_RNR_NAK, qp->min_rnr_timer);
-	/* packets already behind it must not cut the wait short */
-	resp->st.nak_sent = true;
-	return false;
 }
 
 static bool sroce_resp_send(struct sroce_qp *qp, const struct sk_buff *skb,
@@ -256,7 +268,7 @@ static bool sroce_resp_send(struct sroce_qp *qp, const struct sk_buff *skb,
 	enum sroce_wc_status status;
 	u32 flags = 0, ex = 0;
 
-	if ((op->flags & SROCE_OPF_FIRST) && !sroce_resp_rc_rwqe(qp))
+	if ((op->flags & SROCE_OPF_FIRST) && !sroce_resp_take_rwqe(qp))
 		return false;
 	status = sroce_sgl_copy(qp, (const struct sroce_sge *)(resp->rwqe + 1),
 				resp->rwqe->num_sge, resp->rcv_off,
@@ -352,7 +364,7 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 			return false;
 		}
 	}
-	if ((op->flags & SROCE_OPF_IMM) && !sroce_resp_rc_rwqe(qp)) {
+	if ((op->flags & SROCE_OPF_IMM) && !sroce_resp_take_rwqe(qp)) {
 		if (mr)
 			sroce_mr_put(mr);
 		return false;
@@ -607,6 +619,41 @@ void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 		sroce_drop_count(SROCE_DROP_STALE);
 		return;
 	}
+}
+
+/**
+ * sroce_resp_uc_packet - a request arriving at a UC QP
+ * @qp: the QP, able to receive; qp->mutex held
+ * @skb: the packet
+ * @pkt: its parse
+ * @reason: sroce_pkt_parse()'s verdict
+ *
+ * Nothing is answered.  A packet out of sequence abandons the message in
+ * progress; a message the responder cannot carry out (no receive WQE, too
+ * small, a bad R_Key) is dropped from there to its end.
+ */
+void sroce_resp_uc_packet(struct sroce_qp *qp, const struct sk_buff *skb,
+			  const struct sroce_pkt *pkt, enum sroce_drop reason)
+{
+	struct sroce_resp *resp = &qp->resp;
+	bool lost;
+
+	lockdep_assert_held(&qp->mutex);
+	if (sroce_uc_resp_decide(&resp->st, pkt, reason, &lost) !=
+	    SROCE_UC_RESP_EXECUTE) {
+		sroce_drop_count(SROCE_DROP_LOST_MSG);
+		return;
+	}
+	if (!sroce_resp_execute(qp, skb, pkt)) {
+		/*
+		 * Between messages only a FIRST or ONLY packet is taken, so
+		 * the rest of this one is dropped.
+		 */
+		resp->st.seq = SROCE_RC_SEQ_IDLE;
+		sroce_drop_count(SROCE_DROP_LOST_MSG);
+		return;
+	}
+	sroce_rc_resp_advance(&resp->st, pkt, qp->pmtu);
 }
 
 /* A READ is being answered: the responder cannot take more requests. */

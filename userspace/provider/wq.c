@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * sroce provider: posting work requests into a QP's rings (RC) and into
- * an SRQ's ring.
+ * sroce provider: posting work requests into a QP's rings and into an
+ * SRQ's ring.
  *
  * A work request becomes one slot of the SQ or RQ ring (struct
  * sroce_send_wqe or struct sroce_recv_wqe, <rdma/sroce-abi.h>), written in
@@ -43,7 +43,7 @@
 #include "ring.h"
 #include "sroce.h"
 
-/* The send_flags a slot carries; the others mean nothing to an RC QP. */
+/* The send_flags a slot carries; the others mean nothing to sroce. */
 #define SROCE_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED |	\
 			  IBV_SEND_SOLICITED | IBV_SEND_INLINE)
 
@@ -123,10 +123,22 @@ static uint64_t sroce_send_len(const struct ibv_send_wr *wr)
 	return len;
 }
 
-/* What each opcode allows. */
-static int sroce_send_check_op(const struct ibv_send_wr *wr)
+/* What each opcode allows; UC carries SENDs and WRITEs, UD SENDs. */
+static int sroce_send_check_op(const struct sroce_qp *qp,
+			       const struct ibv_send_wr *wr)
 {
+	enum ibv_qp_type type = qp->base_qp.qp.qp_type;
 	bool inl = wr->send_flags & IBV_SEND_INLINE;
+
+	if (type == IBV_QPT_UD)
+		return (wr->opcode == IBV_WR_SEND ||
+			wr->opcode == IBV_WR_SEND_WITH_IMM) && wr->wr.ud.ah ?
+		       0 : EINVAL;
+	if (type == IBV_QPT_UC && wr->opcode != IBV_WR_SEND &&
+	    wr->opcode != IBV_WR_SEND_WITH_IMM &&
+	    wr->opcode != IBV_WR_RDMA_WRITE &&
+	    wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
+		return EINVAL;
 
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
@@ -152,7 +164,7 @@ static int sroce_send_check(const struct sroce_qp *qp,
 {
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
-	if (sroce_send_check_op(wr))
+	if (sroce_send_check_op(qp, wr))
 		return EINVAL;
 	if ((wr->send_flags & IBV_SEND_INLINE) &&
 	    sroce_send_len(wr) > qp->max_inline_data)
@@ -161,9 +173,16 @@ static int sroce_send_check(const struct sroce_qp *qp,
 }
 
 /* The remote side of the operation: wqe->wr. */
-static void sroce_send_remote(struct sroce_send_wqe *wqe,
+static void sroce_send_remote(const struct sroce_qp *qp,
+			      struct sroce_send_wqe *wqe,
 			      const struct ibv_send_wr *wr)
 {
+	if (qp->base_qp.qp.qp_type == IBV_QPT_UD) {
+		wqe->wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		wqe->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+		wqe->wr.ud.ah = to_sroce_ah(wr->wr.ud.ah)->ahn;
+		return;
+	}
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -183,7 +202,8 @@ static void sroce_send_remote(struct sroce_send_wqe *wqe,
 	}
 }
 
-static void sroce_send_hdr(struct sroce_send_wqe *wqe,
+static void sroce_send_hdr(const struct sroce_qp *qp,
+			   struct sroce_send_wqe *wqe,
 			   const struct ibv_send_wr *wr)
 {
 	memset(wqe, 0, sizeof(*wqe));
@@ -196,7 +216,7 @@ static void sroce_send_hdr(struct sroce_send_wqe *wqe,
 		wqe->inline_len = (uint32_t)sroce_send_len(wr);
 	else
 		wqe->num_sge = (uint32_t)wr->num_sge;
-	sroce_send_remote(wqe, wr);
+	sroce_send_remote(qp, wqe, wr);
 }
 
 /* Gather the payload into the slot; its size was checked. */
@@ -229,7 +249,7 @@ static int sroce_send_one(struct sroce_qp *qp, const struct ibv_send_wr *wr,
 		return ENOMEM;
 
 	slot = sroce_wq_slot(sq, sq->producer);
-	sroce_send_hdr(&hdr, wr);
+	sroce_send_hdr(qp, &hdr, wr);
 	memcpy(slot, &hdr, sizeof(hdr));
 	if (wr->send_flags & IBV_SEND_INLINE)
 		sroce_send_put_inline(slot + sizeof(hdr), wr);

@@ -266,6 +266,16 @@ struct sroce_create_qp_resp {
 };
 
 /*
+ * Address handles.  A UD send WQE names its destination by the number the
+ * kernel gave the AH at creation (wr.ud.ah); the kernel checks that the AH
+ * belongs to the QP's protection domain.
+ */
+struct sroce_create_ah_resp {
+	__u32 ahn;		/* device-unique address handle number */
+	__u32 reserved;
+};
+
+/*
  * Shared receive queues.
  *
  * An SRQ is one shared ring of struct sroce_recv_wqe slots, laid out and
