@@ -65,14 +65,6 @@ static enum sroce_wc_status sroce_ud_copy(struct sroce_qp *qp,
 			      SROCE_MR_TO_MR);
 }
 
-static bool sroce_ud_wqe_ok(struct sroce_qp *qp)
-{
-	size_t room = BIT(qp->rq.slot_shift) - sizeof(struct sroce_recv_wqe);
-	u32 n = qp->resp.rwqe->num_sge;
-
-	return n <= qp->cap.max_recv_sge && n * sizeof(struct sroce_sge) <= room;
-}
-
 /**
  * sroce_ud_recv - deliver a datagram to a UD or GSI QP
  * @qp: the QP, able to receive; qp->mutex held
@@ -82,7 +74,7 @@ static bool sroce_ud_wqe_ok(struct sroce_qp *qp)
 void sroce_ud_recv(struct sroce_qp *qp, const struct sk_buff *skb,
 		   const struct sroce_pkt *pkt)
 {
-	enum sroce_wc_status status = SROCE_WC_LOC_QP_OP_ERR;
+	enum sroce_wc_status status;
 	struct sroce_cqe cqe = {
 		.opcode = IB_WC_RECV,
 		.qp_num = qp->ibqp.qp_num,
@@ -97,10 +89,10 @@ void sroce_ud_recv(struct sroce_qp *qp, const struct sk_buff *skb,
 		sroce_drop_count(SROCE_DROP_QKEY);
 		return;
 	}
+	/* from the RQ or the SRQ, and well-formed */
 	if (!sroce_resp_take_rwqe(qp))
 		return;
-	if (sroce_ud_wqe_ok(qp))
-		status = sroce_ud_copy(qp, skb, pkt, &cqe.network_hdr_type);
+	status = sroce_ud_copy(qp, skb, pkt, &cqe.network_hdr_type);
 	cqe.wr_id = qp->resp.rwqe->wr_id;
 	cqe.status = status;
 	if (status == SROCE_WC_SUCCESS) {
