@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,6 +51,23 @@ struct SrqDeleter {
 	void operator()(ibv_srq *s) const { ibv_destroy_srq(s); }
 };
 using Srq = std::unique_ptr<ibv_srq, SrqDeleter>;
+struct AhDeleter {
+	void operator()(ibv_ah *a) const { ibv_destroy_ah(a); }
+};
+using Ah = std::unique_ptr<ibv_ah, AhDeleter>;
+
+// One value of /sys/kernel/debug/sroce/rx_drops, or -1 (not sroce).
+long rx_drops(const std::string &reason)
+{
+	std::ifstream f("/sys/kernel/debug/sroce/rx_drops");
+	std::string k;
+	long n;
+
+	while (f >> k >> n)
+		if (k == reason)
+			return n;
+	return -1;
+}
 
 // Byte i of the message called seed: position dependent.
 uint8_t pat(uint32_t seed, size_t i)
@@ -815,6 +833,139 @@ TEST_F(Srqs, ErrorStateLeavesTheSrqsWqesForTheOtherQps)
 		EXPECT_EQ(wc[0].wr_id, seq);
 		ASSERT_TRUE(rx.check(wc[0]));
 	}
+	EXPECT_TRUE(quiet(rcq_.get()));
+}
+
+TEST_F(Srqs, UdQpsReceiveDatagramsThroughTheSrq)
+{
+	// Datagrams carry the 40-byte GRH area before the payload.
+	constexpr uint32_t kGrh = 40, kQkey = 0x1234;
+	ibv_srq_attr g{};
+	ASSERT_EQ(make_srq(4, 1, &g), 0);
+	ASSERT_EQ(g.max_wr, 4u) << "the test assumes an exact capacity";
+	gid_index_ = gid_index();
+	ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
+
+	auto ud_qp = [&](ibv_cq *cq, bool on_srq) {
+		// receivers outlive this test's CQ (TearDown destroys them)
+		ibv_qp_init_attr a{};
+		a.send_cq = on_srq ? rcq_.get() : cq;
+		a.recv_cq = on_srq ? rcq_.get() : cq;
+		a.srq = on_srq ? srq_.get() : nullptr;
+		a.qp_type = IBV_QPT_UD;
+		a.cap.max_send_wr = 16;
+		a.cap.max_recv_wr = on_srq ? 0 : 1;
+		a.cap.max_send_sge = 1;
+		a.cap.max_recv_sge = 1;
+		Qp qp(ibv_create_qp(pd_.get(), &a));
+		if (!qp)
+			return qp;
+		ibv_qp_attr m{};
+		m.qp_state = IBV_QPS_INIT;
+		m.port_num = 1;
+		m.qkey = kQkey;
+		if (ibv_modify_qp(qp.get(), &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						   IBV_QP_PORT | IBV_QP_QKEY))
+			return Qp();
+		m = {};
+		m.qp_state = IBV_QPS_RTR;
+		if (ibv_modify_qp(qp.get(), &m, IBV_QP_STATE))
+			return Qp();
+		m.qp_state = IBV_QPS_RTS;
+		if (ibv_modify_qp(qp.get(), &m, IBV_QP_STATE | IBV_QP_SQ_PSN))
+			return Qp();
+		return qp;
+	};
+	Cq scq(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
+	ASSERT_TRUE(scq) << std::strerror(errno);
+	Qp tx = ud_qp(scq.get(), false);
+	ASSERT_TRUE(tx) << std::strerror(errno);
+	for (int i = 0; i < 2; i++) {
+		receivers_.push_back(ud_qp(scq.get(), true));
+		ASSERT_TRUE(receivers_.back()) << std::strerror(errno);
+	}
+	ibv_ah_attr aa{};
+	aa.is_global = 1;
+	aa.grh.dgid = gid_;
+	aa.grh.sgid_index = uint8_t(gid_index_);
+	aa.grh.hop_limit = 64;
+	aa.port_num = 1;
+	Ah ah(ibv_create_ah(pd_.get(), &aa));
+	ASSERT_TRUE(ah) << "ibv_create_ah: " << std::strerror(errno);
+
+	Region bufs(pd_.get(), 8 * kSlot), src(pd_.get(), kSlot);
+	ASSERT_TRUE(bufs && src) << std::strerror(errno);
+	uint64_t next_id = 0;
+	auto post_one = [&] {
+		ibv_sge sg = bufs.sge((next_id % 8) * kSlot, kSlot);
+		return post_srq(next_id++, &sg, 1);
+	};
+	// A datagram of len bytes (seed seq) to receiver r.
+	auto datagram = [&](size_t r, uint32_t seq, uint32_t len) {
+		for (uint32_t i = 0; i < len; i++)
+			src.at(0)[i] = pat(seq, i);
+		ibv_sge sg = src.sge(0, len);
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = seq;
+		wr.sg_list = &sg;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.ud.ah = ah.get();
+		wr.wr.ud.remote_qpn = receivers_[r]->qp_num;
+		wr.wr.ud.remote_qkey = kQkey;
+		if (ibv_post_send(tx.get(), &wr, &bad))
+			return ::testing::AssertionFailure() << "post_send";
+		const auto wc = poll_n(scq.get(), 1);
+		if (wc.size() != 1 || wc[0].status != IBV_WC_SUCCESS)
+			return ::testing::AssertionFailure()
+			       << "no send completion";
+		return ::testing::AssertionSuccess();
+	};
+	auto received = [&](size_t r, uint64_t id, uint32_t seq, uint32_t len) {
+		const auto wc = poll_n(rcq_.get(), 1);
+		if (wc.size() != 1)
+			return ::testing::AssertionFailure()
+			       << "no receive completion";
+		const ibv_wc &w = wc[0];
+		if (w.status != IBV_WC_SUCCESS || w.opcode != IBV_WC_RECV ||
+		    w.wr_id != id || w.byte_len != kGrh + len ||
+		    w.qp_num != receivers_[r]->qp_num ||
+		    w.src_qp != tx->qp_num)
+			return ::testing::AssertionFailure()
+			       << wc_str(w) << ", src_qp " << w.src_qp
+			       << ": want wr_id " << id << ", byte_len "
+			       << kGrh + len << ", qp_num "
+			       << receivers_[r]->qp_num << ", src_qp "
+			       << tx->qp_num;
+		const uint8_t *p = bufs.at((id % 8) * kSlot) + kGrh;
+		for (uint32_t i = 0; i < len; i++)
+			if (p[i] != pat(seq, i))
+				return ::testing::AssertionFailure()
+				       << "byte " << i << " of the payload";
+		return ::testing::AssertionSuccess();
+	};
+
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(post_one(), 0);
+	// The SRQ's WQEs in order, whichever QP receives.
+	ASSERT_TRUE(datagram(0, 1, 100));
+	ASSERT_TRUE(received(0, 0, 1, 100));
+	ASSERT_TRUE(datagram(1, 2, 1000));
+	ASSERT_TRUE(received(1, 1, 2, 1000));
+	ASSERT_TRUE(datagram(0, 3, 0));
+	ASSERT_TRUE(received(0, 2, 3, 0));
+
+	// An empty SRQ drops the datagram (counted), and the QP carries on.
+	const long drops = rx_drops("no_recv_wqe");
+	ASSERT_TRUE(datagram(1, 4, 10));
+	EXPECT_TRUE(quiet(rcq_.get()));
+	if (drops >= 0) {
+		EXPECT_EQ(rx_drops("no_recv_wqe"), drops + 1);
+	}
+	ASSERT_EQ(post_one(), 0);
+	ASSERT_TRUE(datagram(1, 5, 20));
+	ASSERT_TRUE(received(1, 3, 5, 20));
 	EXPECT_TRUE(quiet(rcq_.get()));
 }
 
