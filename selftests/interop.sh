@@ -114,9 +114,9 @@ cap_stop() {
 # pingpong, a UD pingpong (over both GID types) and rping (rdma_cm's MADs on
 # QP1, then RC with RDMA READ and WRITE), and tshark decodes the capture: frames are
 # counted by the BTH opcode's transport (RC 0x00-0x1f, UC 0x20-0x3f, UD
-# 0x60-0x7f) and the CM MADs (management class 0x07) separately; every
-# class that was generated must be there, and no frame may be malformed or
-# carry an expert item of severity warning or error.
+# 0x60-0x7f; UD to QP1, the GSI, apart) and the CM MADs (management class
+# 0x07); every class that was generated must be there, and no frame may be
+# malformed or carry an expert item of severity warning or error.
 t_wire_decodes_as_roce_v2() {
 	local failed=() out counts kv
 	local why='dumpcap/tshark not installed (scripts/install-deps.sh installs tshark)' st
@@ -155,7 +155,8 @@ t_wire_decodes_as_roce_v2() {
 	[ "$SROCE_ROLE" = a ] || { [ ${#failed[@]} -eq 0 ] || fail "${failed[*]}"; return 0; }
 	cap_stop
 	cat "$CAP.log"
-	# One pass: per frame, the BTH opcode, the MAD class, expert severities
+	# One pass: per frame, the BTH opcode and destination QP, the MAD class,
+	# expert severities
 	# (0x600000 warning, 0x800000 error), whether it is malformed, and the
 	# IP version.  RoCE v2 senders (rdma_rxe and sroce) leave the UDP
 	# checksum 0 over IPv6 as over IPv4: the ICRC protects the packet, as
@@ -165,6 +166,7 @@ t_wire_decodes_as_roce_v2() {
 		-T fields -E separator=';' \
 		-e frame.number -e infiniband.bth.opcode -e infiniband.mad.mgmtclass \
 		-e _ws.expert.severity -e _ws.malformed -e ip.version -e ipv6.version \
+		-e infiniband.bth.destqp \
 		2>"$CAP.tshark.err") || { cat "$CAP.tshark.err"; fail "tshark cannot read the capture"; }
 	counts=$(printf '%s\n' "$out" | awk -F';' '
 		function n(x,  i, v) {
@@ -177,15 +179,20 @@ t_wire_decodes_as_roce_v2() {
 		$1 !~ /^[0-9]+$/ { other++; next }
 		{ frames++ }
 		$2 == "" { nobth++ }
-		$2 != "" { op = n($2); c = op < 32 ? "rc" : op < 64 ? "uc" : op >= 96 && op < 128 ? "ud" : "other"; bth[c]++ }
+		$2 != "" {
+			op = n($2)
+			c = op < 32 ? "rc" : op < 64 ? "uc" : op >= 96 && op < 128 ? "ud" : "other"
+			if (c == "ud" && n($8) == 1) c = "gsi"
+			bth[c]++
+		}
 		$3 != "" && n($3) == 7 { cm++ }
 		$5 != "" { malformed++ }
 		$6 == "4" { ip4++ }
 		$7 != "" { ip6++ }
 		$4 != "" { split($4, s, ","); for (i in s) if (n(s[i]) >= 6291456) { warn++; break } }
 		END {
-			printf "frames=%d ipv4=%d ipv6=%d bth_rc=%d bth_uc=%d bth_ud=%d bth_other=%d cm_mads=%d no_bth=%d malformed=%d expert_warn=%d unparsed=%d\n",
-				frames, ip4, ip6, bth["rc"], bth["uc"], bth["ud"], bth["other"], cm, nobth, malformed, warn, other
+			printf "frames=%d ipv4=%d ipv6=%d bth_rc=%d bth_uc=%d bth_ud=%d bth_gsi=%d bth_other=%d cm_mads=%d no_bth=%d malformed=%d expert_warn=%d unparsed=%d\n",
+				frames, ip4, ip6, bth["rc"], bth["uc"], bth["ud"], bth["gsi"], bth["other"], cm, nobth, malformed, warn, other
 		}')
 	echo "tshark: $counts"
 	local -A n=()
@@ -197,7 +204,7 @@ t_wire_decodes_as_roce_v2() {
 	[ "${n[ipv6]}" -gt 0 ] || failed+=("no IPv6 frames")
 	[ "${n[bth_rc]}" -gt 0 ] || failed+=("no RC frames decoded")
 	[ "${n[bth_uc]}" -gt 0 ] || failed+=("no UC frames decoded")
-	[ "${n[bth_ud]}" -gt 0 ] || failed+=("no UD frames decoded")
+	[ "${n[bth_ud]}" -gt 0 ] || failed+=("no UD frames (to QPs other than 1) decoded")
 	[ "${n[cm_mads]}" -gt 0 ] || failed+=("no CM MADs decoded")
 	[ "${n[no_bth]}" -eq 0 ] || failed+=("${n[no_bth]} frames to UDP 4791 without a BTH")
 	[ "${n[malformed]}" -eq 0 ] || failed+=("${n[malformed]} malformed frames")
