@@ -51,7 +51,10 @@ PACKAGES=(
 	# test bed: emulator, initramfs, guest module handling
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd util-linux
 	# network / RDMA user space (guests run the host's user space: what tests
-	# call inside a guest must be installed here)
+	# call inside a guest must be installed here): rdmacm-utils has rping,
+	# ucmatose, udaddy, mckey (selftests/cm.sh, interop.sh); tshark brings
+	# dumpcap (wireshark-common, whose debconf question about non-root
+	# capture takes its default under DEBIAN_FRONTEND=noninteractive)
 	iproute2 iputils-ping procps ethtool rdma-core ibverbs-utils rdmacm-utils perftest ibverbs-providers
 	libibverbs-dev librdmacm-dev tshark iperf3
 	# build

@@ -18,7 +18,9 @@
 # Runs (each returns non-zero after printing the tool output and the reason
 # on failure; on success it prints the result lines only):
 #
-#   rt_pingpong NAME PORT [ARGS...]   ibv_rc_pingpong (-s -n -m -e -c ...):
+#   rt_pingpong NAME PORT [ARGS...]   ibv_rc_pingpong (-s -n -m -e -c ...),
+#       or the pingpong named by RT_PP (ibv_uc_pingpong, ibv_ud_pingpong,
+#       ibv_srq_pingpong: they print the same lines):
 #       exit status 0 on both sides, the GIDs each side printed are the
 #       expected ones, the byte and iteration counts match -s/-n, the time
 #       per iteration is positive, and no "invalid data" report (-c: the
@@ -38,6 +40,14 @@
 #       addressed by IP (so the GID family follows the addresses); with -V
 #       the client compares every byte the server wrote back (RDMA READ
 #       then RDMA WRITE of the client's buffer) and says "data mismatch".
+#   rt_cmatose NAME PORT [ARGS...]    ucmatose (RC over rdma_cm, -c -C -S):
+#   rt_udaddy NAME [ARGS...]          udaddy (UD over rdma_cm, its fixed
+#       port 7174, -c -C -S): exit status 0, "data transfers complete" and
+#       "return status 0" on both sides (both poll their CQs until -c
+#       times -C messages arrived).
+#   rt_mckey NAME GROUP [ARGS...]     mckey: the server side joins the
+#       multicast GROUP and receives, the client side joins and sends
+#       (-c -C -S); checked like ucmatose, and each side printed its join.
 #
 # NAME must be unique in the suite run (it names barriers and files); use
 # "$KTAP_CASE.something".  Every tool is killed after RT_LIMIT seconds
@@ -279,7 +289,7 @@ _rt_status() {
 	esac
 }
 
-# ---- ibv_rc_pingpong ------------------------------------------------------
+# ---- ibv_rc_pingpong (and uc, ud, srq) ------------------------------------
 
 # _rt_pp_check FILE SIDE SIZE ITERS LOCALADDR REMOTEADDR
 _rt_pp_check() {
@@ -307,7 +317,7 @@ _rt_pp_check() {
 }
 
 rt_pingpong() {
-	local name=$1 port=$2 size=4096 iters=1000 side st own other out rc=0
+	local name=$1 port=$2 size=4096 iters=1000 side st own other out rc=0 pp=${RT_PP:-ibv_rc_pingpong}
 	shift 2
 	local args=("$@")
 	while [ $# -gt 0 ]; do
@@ -318,8 +328,8 @@ rt_pingpong() {
 		shift
 	done
 	rt_run "$name" "$port" _rt_ready_tcp \
-		-- ibv_rc_pingpong -d "$RT_S_DEV" -g "$RT_S_GID" -p "$port" "${args[@]}" \
-		-- ibv_rc_pingpong -d "$RT_C_DEV" -g "$RT_C_GID" -p "$port" "${args[@]}" "$RT_CONNECT"
+		-- "$pp" -d "$RT_S_DEV" -g "$RT_S_GID" -p "$port" "${args[@]}" \
+		-- "$pp" -d "$RT_C_DEV" -g "$RT_C_GID" -p "$port" "${args[@]}" "$RT_CONNECT"
 	for side in server client; do
 		if [ "$side" = server ]; then
 			rt_is_server || continue
@@ -510,4 +520,85 @@ rt_rping() {
 		fi
 	fi
 	return "$rc"
+}
+
+# ---- ucmatose, udaddy, mckey (rdma_cm) ------------------------------------
+
+# _rt_cm_check FILE SIDE TOOL: what the rdma_cm examples print on success
+_rt_cm_check() {
+	awk -v side="$2" -v tool="$3" '
+		/^data transfers complete$/ { done = 1 }
+		/^return status / { st = $3 }
+		/^mckey: joined dgid: / { joined = 1 }
+		END {
+			if (!done) e = e side ": no \"data transfers complete\"\n"
+			if (st != "0") e = e sprintf("%s: return status %s\n", side, st == "" ? "(none)" : st)
+			if (tool == "mckey" && !joined) e = e side ": did not join the group\n"
+			if (e != "") { printf "%s", e; exit 1 }
+		}' "$1"
+}
+
+# _rt_cm_report NAME TOOL: check and report the side(s) run here
+_rt_cm_report() {
+	local name=$1 tool=$2 side st rc=0
+	for side in server client; do
+		if [ "$side" = server ]; then
+			rt_is_server || continue
+			st=$RT_SRV_RC
+		else
+			rt_is_client || continue
+			st=$RT_CLI_RC
+		fi
+		if [ "$st" != 0 ]; then
+			_rt_status "$side" "$st"
+			rt_show "$RT_OUT/$name.$side" "$side output"
+			rc=1
+		elif ! _rt_cm_check "$RT_OUT/$name.$side" "$side" "$tool"; then
+			rt_show "$RT_OUT/$name.$side" "$side output"
+			rc=1
+		else
+			echo "$side: exit status 0, data transfers complete"
+		fi
+	done
+	return "$rc"
+}
+
+rt_cmatose() {
+	local name=$1 port=$2
+	shift 2
+	rt_run "$name" "$port" _rt_ready_cm \
+		-- ucmatose -b "$RT_S_ADDR" -p "$port" "$@" \
+		-- ucmatose -s "$RT_S_ADDR" -b "$RT_C_ADDR" -p "$port" "$@"
+	_rt_cm_report "$name" ucmatose
+}
+
+rt_udaddy() {
+	local name=$1
+	shift
+	rt_run "$name" 7174 _rt_ready_cm \
+		-- udaddy -b "$RT_S_ADDR" "$@" \
+		-- udaddy -s "$RT_S_ADDR" -b "$RT_C_ADDR" "$@"
+	_rt_cm_report "$name" udaddy
+}
+
+# _rt_ready_joined: the mckey receiver (its output in _RT_MC_OUT) joined
+_rt_ready_joined() {
+	local line
+	[ -r "$_RT_MC_OUT" ] || return 1
+	while IFS= read -r line; do
+		case $line in "mckey: joined dgid: "*) return 0 ;; esac
+	done <"$_RT_MC_OUT"
+	return 1
+}
+
+rt_mckey() {
+	local name=$1 group=$2
+	shift 2
+	# the sender sends 3 s after its own join, unreliably: the receiver
+	# must have joined (and posted its receives) before the sender starts
+	_RT_MC_OUT=$RT_OUT/$name.server
+	rt_run "$name" 0 _rt_ready_joined \
+		-- mckey -m "$group" -b "$RT_S_ADDR" "$@" \
+		-- mckey -m "$group" -s -b "$RT_C_ADDR" "$@"
+	_rt_cm_report "$name" mckey
 }
