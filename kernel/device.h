@@ -26,8 +26,9 @@ struct sroce_dev {
 	int port_state;			/* enum sroce_port_state last announced */
 	struct ida pd_ida;		/* PD numbers, 1..SROCE_MAX_PD */
 	struct ida cq_ida;		/* CQ numbers, 1..SROCE_MAX_CQ */
-	struct xarray mr_xa;		/* key -> struct sroce_mr (mr.c) */
+	struct xarray mr_xa;		/* key index -> MR or MW (mr.h) */
 	atomic_t mr_count;		/* live MRs, at most SROCE_MAX_MR */
+	atomic_t mw_count;		/* live MWs, at most SROCE_MAX_MW */
 	struct xarray qp_xa;		/* QPN -> struct sroce_qp_ref (qp.c) */
 };
 
