@@ -23,6 +23,7 @@ static const char *const obj_names[SROCE_OBJ_KINDS] = {
 	[SROCE_OBJ_RING] = "rings",
 	[SROCE_OBJ_MR] = "mrs",
 	[SROCE_OBJ_QP] = "qps",
+	[SROCE_OBJ_MW] = "mws",
 };
 
 static const char *const drop_names[SROCE_DROP_REASONS] = {

@@ -18,6 +18,7 @@ enum sroce_obj_kind {
 	SROCE_OBJ_CQ,
 	SROCE_OBJ_RING,
 	SROCE_OBJ_QP,
+	SROCE_OBJ_MW,
 	SROCE_OBJ_KINDS,
 };
 

@@ -24,6 +24,7 @@
 #include "debugfs.h"
 #include "device.h"
 #include "mr.h"
+#include "mw.h"
 #include "net.h"
 #include "qp.h"
 #include "queue.h"
@@ -106,6 +107,7 @@ static const struct ib_device_ops *const sroce_device_ops[] = {
 	&sroce_queue_ops,
 	&sroce_cq_ops,
 	&sroce_mr_ops,
+	&sroce_mw_ops,
 	&sroce_qp_ops,
 };
 
