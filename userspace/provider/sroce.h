@@ -9,7 +9,8 @@
  * ops table, query.c device and port queries, pd.c protection domains, mr.c
  * memory regions, cq.c completion queues, qp.c queue pairs, wq.c posting
  * work requests into a QP's rings.  A new object adds its wrapper here, its
- * ops to the table in context.c, and its prototypes below.
+ * ops to the table in context.c, and its prototypes below.  mw.c memory
+ * windows (plain struct ibv_mw: no provider state).
  */
 #ifndef SROCE_PROVIDER_H
 #define SROCE_PROVIDER_H
@@ -156,6 +157,12 @@ struct ibv_mr *sroce_mr_reg(struct ibv_pd *ibpd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int sroce_mr_dereg(struct verbs_mr *vmr);
 
+/* mw.c */
+struct ibv_mw *sroce_mw_alloc(struct ibv_pd *ibpd, enum ibv_mw_type type);
+int sroce_mw_dealloc(struct ibv_mw *mw);
+int sroce_mw_bind(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
+
 /* qp.c */
 struct ibv_qp *sroce_qp_create(struct ibv_pd *ibpd,
 			       struct ibv_qp_init_attr *attr);
@@ -170,6 +177,8 @@ int sroce_qp_destroy(struct ibv_qp *ibqp);
 /* wq.c */
 int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
+int sroce_post_bind_type1(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr);
 int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
 

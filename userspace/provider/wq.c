@@ -118,17 +118,46 @@ static uint64_t sroce_send_len(const struct ibv_send_wr *wr)
 	return len;
 }
 
+/* Local operations: no payload, executed by the kernel in SQ order. */
+static bool sroce_send_is_local(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
+}
+
+/*
+ * A bind WR: type 2 windows through ibv_post_send(), type 1 windows only
+ * from ibv_bind_mw() (type1 set), where a zero length without an MR
+ * unbinds.  The rest (PDs, rights, range) is checked by the kernel, which
+ * completes a bad bind with IBV_WC_MW_BIND_ERR.
+ */
+static int sroce_send_check_bind(const struct ibv_send_wr *wr, bool type1)
+{
+	const struct ibv_mw_bind_info *info = &wr->bind_mw.bind_info;
+	const struct ibv_mw *mw = wr->bind_mw.mw;
+
+	if (!mw || (mw->type == IBV_MW_TYPE_1) != type1)
+		return EINVAL;
+	if (!info->mr && (!type1 || info->length))
+		return EINVAL;
+	return 0;
+}
+
 /* What each opcode allows. */
-static int sroce_send_check_op(const struct ibv_send_wr *wr)
+static int sroce_send_check_op(const struct ibv_send_wr *wr, bool type1)
 {
 	bool inl = wr->send_flags & IBV_SEND_INLINE;
 
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		return 0;
+	case IBV_WR_LOCAL_INV:
+		return 0;
+	case IBV_WR_BIND_MW:
+		return sroce_send_check_bind(wr, type1);
 	case IBV_WR_RDMA_READ:
 		return inl ? EINVAL : 0;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
@@ -143,11 +172,13 @@ static int sroce_send_check_op(const struct ibv_send_wr *wr)
 }
 
 static int sroce_send_check(const struct sroce_qp *qp,
-			    const struct ibv_send_wr *wr)
+			    const struct ibv_send_wr *wr, bool type1)
 {
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+	if (sroce_send_check_op(wr, type1))
 		return EINVAL;
-	if (sroce_send_check_op(wr))
+	if (sroce_send_is_local(wr->opcode))
+		return 0;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
 	if ((wr->send_flags & IBV_SEND_INLINE) &&
 	    sroce_send_len(wr) > qp->max_inline_data)
@@ -173,6 +204,15 @@ static void sroce_send_remote(struct sroce_send_wqe *wqe,
 		wqe->wr.atomic.swap = wr->wr.atomic.swap;
 		wqe->wr.atomic.rkey = wr->wr.atomic.rkey;
 		break;
+	case IBV_WR_BIND_MW:
+		wqe->wr.bind.addr = wr->bind_mw.bind_info.addr;
+		wqe->wr.bind.length = wr->bind_mw.bind_info.length;
+		wqe->wr.bind.mr_lkey = wr->bind_mw.bind_info.mr ?
+				       wr->bind_mw.bind_info.mr->lkey : 0;
+		wqe->wr.bind.mw_rkey = wr->bind_mw.mw->rkey;
+		wqe->wr.bind.new_rkey = wr->bind_mw.rkey;
+		wqe->wr.bind.access = wr->bind_mw.bind_info.mw_access_flags;
+		break;
 	default:
 		break;
 	}
@@ -187,7 +227,12 @@ static void sroce_send_hdr(struct sroce_send_wqe *wqe,
 	wqe->send_flags = wr->send_flags & SROCE_SEND_FLAGS;
 	if (sroce_send_has_imm(wr->opcode))
 		wqe->ex = wr->imm_data;	/* network order, as given */
-	if (wr->send_flags & IBV_SEND_INLINE)
+	if (wr->opcode == IBV_WR_SEND_WITH_INV ||
+	    wr->opcode == IBV_WR_LOCAL_INV)
+		wqe->ex = wr->invalidate_rkey;
+	if (sroce_send_is_local(wr->opcode))
+		wqe->send_flags &= ~IBV_SEND_INLINE;
+	else if (wr->send_flags & IBV_SEND_INLINE)
 		wqe->inline_len = (uint32_t)sroce_send_len(wr);
 	else
 		wqe->num_sge = (uint32_t)wr->num_sge;
@@ -209,15 +254,26 @@ static void sroce_send_put_inline(char *dst, const struct ibv_send_wr *wr)
 	}
 }
 
+/* What follows the header: inline data, SGEs, or (local operation) nothing. */
+static void sroce_send_put_payload(char *dst, const struct ibv_send_wr *wr)
+{
+	if (sroce_send_is_local(wr->opcode))
+		return;
+	if (wr->send_flags & IBV_SEND_INLINE)
+		sroce_send_put_inline(dst, wr);
+	else
+		sroce_wq_put_sges(dst, wr->sg_list, wr->num_sge);
+}
+
 static int sroce_send_one(struct sroce_qp *qp, const struct ibv_send_wr *wr,
-			  uint32_t *room)
+			  uint32_t *room, bool type1)
 {
 	struct sroce_wq *sq = &qp->sq;
 	struct sroce_send_wqe hdr;
 	char *slot;
 	int ret;
 
-	ret = sroce_send_check(qp, wr);
+	ret = sroce_send_check(qp, wr, type1);
 	if (ret)
 		return ret;
 	if (!sroce_wq_reserve(sq, room))
@@ -226,10 +282,7 @@ static int sroce_send_one(struct sroce_qp *qp, const struct ibv_send_wr *wr,
 	slot = sroce_wq_slot(sq, sq->producer);
 	sroce_send_hdr(&hdr, wr);
 	memcpy(slot, &hdr, sizeof(hdr));
-	if (wr->send_flags & IBV_SEND_INLINE)
-		sroce_send_put_inline(slot + sizeof(hdr), wr);
-	else
-		sroce_wq_put_sges(slot + sizeof(hdr), wr->sg_list, wr->num_sge);
+	sroce_send_put_payload(slot + sizeof(hdr), wr);
 	sq->producer++;
 	return 0;
 }
@@ -239,7 +292,7 @@ static int sroce_send_one(struct sroce_qp *qp, const struct ibv_send_wr *wr,
  * Returns whether anything was posted, the error in *err.
  */
 static bool sroce_send_list(struct sroce_qp *qp, struct ibv_send_wr **wr,
-			    int *err)
+			    int *err, bool type1)
 {
 	struct sroce_wq *sq = &qp->sq;
 	uint32_t room = 0, start;
@@ -248,7 +301,7 @@ static bool sroce_send_list(struct sroce_qp *qp, struct ibv_send_wr **wr,
 	pthread_spin_lock(&sq->lock);
 	start = sq->producer;
 	for (*err = 0; *wr; *wr = (*wr)->next) {
-		*err = sroce_send_one(qp, *wr, &room);
+		*err = sroce_send_one(qp, *wr, &room, type1);
 		if (*err)
 			break;
 	}
@@ -266,8 +319,9 @@ static int sroce_sq_doorbell(struct ibv_qp *ibqp)
 	return ibv_cmd_post_send(ibqp, NULL, &bad);
 }
 
-int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad_wr)
+/* type1: the WRs come from ibv_bind_mw(), for a type 1 window. */
+static int sroce_post_send_wrs(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			       struct ibv_send_wr **bad_wr, bool type1)
 {
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
 	struct ibv_send_wr *first = wr;
@@ -278,7 +332,7 @@ int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		return EINVAL;
 	}
 
-	if (!sroce_send_list(qp, &wr, &ret))
+	if (!sroce_send_list(qp, &wr, &ret, type1))
 		goto out;
 	if (!sroce_wq_need_wakeup(&qp->sq, SROCE_SQ_NEED_WAKEUP))
 		goto out;
@@ -291,6 +345,19 @@ out:
 	if (ret)
 		*bad_wr = wr;
 	return ret;
+}
+
+int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	return sroce_post_send_wrs(ibqp, wr, bad_wr, false);
+}
+
+/* The bind WR of ibv_bind_mw() (mw.c). */
+int sroce_post_bind_type1(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr)
+{
+	return sroce_post_send_wrs(ibqp, wr, bad_wr, true);
 }
 
 /* -- Receive queue --------------------------------------------------------- */
