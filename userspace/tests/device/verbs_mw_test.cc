@@ -23,6 +23,8 @@
 
 #include <arpa/inet.h>
 #include <endian.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -422,6 +424,19 @@ protected:
 		return ibv_post_send(a_.qp.get(), &wr, &bad);
 	}
 
+public:
+	// For bind_and_exit(), which runs in a child process.
+	bool connect_to(ibv_qp *qp, uint32_t dest)
+	{
+		return connect(qp, dest);
+	}
+	int post_bind_on(ibv_qp *qp, ibv_mw *mw, ibv_mr *mr, uint64_t addr,
+			 uint64_t len, unsigned access)
+	{
+		return post_bind(qp, mw, mr, addr, len, access);
+	}
+
+protected:
 	// The members go in reverse: windows before MRs, QPs before the PD.
 	Context ctx_;
 	ibv_device_attr dev_{};
@@ -500,6 +515,76 @@ TEST_F(MwTest, AllocAndDeallocBothTypes)
 	errno = 0;
 	EXPECT_EQ(ibv_alloc_mw(pd_.get(), ibv_mw_type(3)), nullptr);
 	EXPECT_EQ(errno, EINVAL);
+}
+
+// What the child of ExitWithBoundWindowsReleasesEverything does: its own
+// context, two windows, then an MR they are bound to through a QP connected
+// to itself, then _exit() without destroying anything.  Returns the failing
+// step on failure.
+int bind_and_exit(MwTest &t)
+{
+	Context c = open_device(test_device_name());
+	if (!c)
+		return 1;
+	Pd pd(ibv_alloc_pd(c.get()));
+	Buffer buf(kPage);
+	if (!pd || !buf.data())
+		return 2;
+	// Windows first: if ib_core destroys the newest objects first, the MR
+	// comes before its windows and must wait for them.
+	Mw one(ibv_alloc_mw(pd.get(), IBV_MW_TYPE_1));
+	Mw two(ibv_alloc_mw(pd.get(), IBV_MW_TYPE_2));
+	Mr mr(ibv_reg_mr(pd.get(), buf.data(), kPage,
+			 IBV_ACCESS_LOCAL_WRITE | kRemoteAll | IBV_ACCESS_MW_BIND));
+	Cq cq(ibv_create_cq(c.get(), 8, nullptr, nullptr, 0));
+	if (!mr || !cq)
+		return 3;
+	ibv_qp_init_attr a{};
+	a.send_cq = a.recv_cq = cq.get();
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_send_wr = a.cap.max_recv_wr = 4;
+	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+	Qp qp(ibv_create_qp(pd.get(), &a));
+	if (!qp || !t.connect_to(qp.get(), qp->qp_num))
+		return 4;
+	if (!one || !two ||
+	    t.post_bind_on(qp.get(), one.get(), mr.get(), buf.addr(), kPage,
+			   kRemoteAll) ||
+	    t.post_bind_on(qp.get(), two.get(), mr.get(), buf.addr(), 64,
+			   IBV_ACCESS_REMOTE_READ))
+		return 5;
+	for (int i = 0; i < 2; i++) {
+		ibv_wc wc{};
+		if (!next_wc(cq.get(), wc) || wc.status != IBV_WC_SUCCESS)
+			return 6;
+	}
+	// Deliberately skip every destructor: the kernel must clean up.
+	_exit(0);
+}
+
+// A process that exits with windows bound to an MR leaves nothing behind:
+// ib_core destroys its objects in its own order, and the MR can only go
+// once the windows are gone.
+TEST_F(MwTest, ExitWithBoundWindowsReleasesEverything)
+{
+	const long mws = debugfs_count("mws"), mrs = debugfs_count("mrs");
+	if (mws < 0 || mrs < 0)
+		GTEST_SKIP() << kObjects << " not readable (needs root, debugfs)";
+	const pid_t pid = fork();
+	ASSERT_GE(pid, 0) << std::strerror(errno);
+	if (pid == 0)
+		_exit(bind_and_exit(*this));
+	int st = 0;
+	ASSERT_EQ(waitpid(pid, &st, 0), pid) << std::strerror(errno);
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(WEXITSTATUS(st), 0) << "the child failed at step "
+				      << WEXITSTATUS(st);
+	const auto deadline = Clock::now() + kWait;
+	while ((debugfs_count("mws") != mws || debugfs_count("mrs") != mrs) &&
+	       Clock::now() < deadline)
+		std::this_thread::sleep_for(10ms);
+	EXPECT_EQ(debugfs_count("mws"), mws);
+	EXPECT_EQ(debugfs_count("mrs"), mrs);
 }
 
 // Remote WRITE, READ and FETCH_AND_ADD through a bound window, data checked.
