@@ -494,6 +494,23 @@ int sroce_mr_invalidate(struct sroce_mr *mr, u32 key, struct ib_pd *pd)
 	return err;
 }
 
+/*
+ * Does the prepared list cover [iova, iova + length) as ib_core set them?
+ * A ULP could change them after map_mr_sg; pages past the list must never
+ * be looked up.
+ */
+static bool sroce_mr_fast_reg_fits(const struct sroce_mr *mr)
+{
+	u64 size = mr->ibmr.page_size, total;
+
+	if (!mr->map_npages || !is_power_of_2(size) || size < SZ_4K ||
+	    size > SZ_2M)
+		return false;
+	total = (u64)mr->map_npages * size;
+	return mr->ibmr.length <= total &&
+	       (mr->ibmr.iova & (size - 1)) <= total - mr->ibmr.length;
+}
+
 /* Install what map_mr_sg prepared; mr->lock held, the MR invalid. */
 static void sroce_mr_fast_reg_install(struct sroce_mr *mr, u32 key,
 				      int access)
@@ -533,9 +550,8 @@ int sroce_mr_fast_reg(struct sroce_dev *sdev, struct ib_pd *pd, u32 key,
 		return -EINVAL;
 
 	spin_lock_irqsave(&mr->lock, flags);
-	if (mr->fast_reg && mr->pd == pd && !mr->valid && mr->map_npages &&
-	    is_power_of_2(mr->ibmr.page_size) &&
-	    mr->ibmr.page_size >= SZ_4K && mr->ibmr.page_size <= SZ_2M) {
+	if (mr->fast_reg && mr->pd == pd && !mr->valid &&
+	    sroce_mr_fast_reg_fits(mr)) {
 		sroce_mr_fast_reg_install(mr, key, access);
 		err = 0;
 	}
@@ -624,12 +640,15 @@ static void *sroce_mr_fr_va(const struct sroce_mr *mr, u64 iova, u64 *room)
 	u64 mask = BIT_ULL(shift) - 1;
 	u64 start = READ_ONCE(mr->iova);
 	u64 off = iova - start + (start & mask);
+	u64 page;
 
 	if ((off >> shift) >= mr->max_pages)
 		return NULL;
+	page = READ_ONCE(mr->fr_pages[off >> shift]);
+	if (!page)
+		return NULL;
 	*room = mask + 1 - (off & mask);
-	return (void *)(uintptr_t)(READ_ONCE(mr->fr_pages[off >> shift]) +
-				   (off & mask));
+	return (void *)(uintptr_t)(page + (off & mask));
 }
 
 static int sroce_mr_fr_copy(struct sroce_mr *mr, u64 iova, void *buf,
