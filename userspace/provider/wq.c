@@ -4,7 +4,10 @@
  *
  * A work request becomes one slot of the SQ or RQ ring (struct
  * sroce_send_wqe or struct sroce_recv_wqe, <rdma/sroce-abi.h>), written in
- * shared memory without a system call:
+ * shared memory without a system call.  Local operations (BIND_MW,
+ * LOCAL_INV) take a slot too, header only; the kernel executes them in SQ
+ * order and checks what the provider does not (PDs, rights, ranges).
+ * Posting goes:
  *  1. under the queue's lock, each WR is checked and then written into the
  *     slot at the queue's private producer counter, which advances.  The
  *     room comes from the kernel's consumer counter, read with an acquire
