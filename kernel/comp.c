@@ -64,6 +64,7 @@ static void sroce_comp_pop(struct sroce_qp *qp, struct sroce_swqe *w,
 {
 	struct sroce_req *req = &qp->req;
 
+	sroce_req_release(w);
 	req->comp++;
 	sroce_queue_publish_consumer(&qp->sq, req->comp);
 	/* acknowledged while being resent: nothing of it is left to send */

@@ -23,6 +23,8 @@ static const char *const obj_names[SROCE_OBJ_KINDS] = {
 	[SROCE_OBJ_RING] = "rings",
 	[SROCE_OBJ_MR] = "mrs",
 	[SROCE_OBJ_QP] = "qps",
+	[SROCE_OBJ_AH] = "ahs",
+	[SROCE_OBJ_MCAST] = "mcast_groups",
 	[SROCE_OBJ_MW] = "mws",
 };
 
@@ -37,6 +39,10 @@ static const char *const drop_names[SROCE_DROP_REASONS] = {
 	[SROCE_DROP_TRANSPORT] = "wrong_transport",
 	[SROCE_DROP_STALE] = "stale",
 	[SROCE_DROP_NO_MEM] = "no_mem",
+	[SROCE_DROP_QKEY] = "bad_qkey",
+	[SROCE_DROP_NO_RECV] = "no_recv_wqe",
+	[SROCE_DROP_LOST_MSG] = "lost_message",
+	[SROCE_DROP_NO_MCAST] = "no_mcast_group",
 };
 
 static const char *const tx_error_names[SROCE_TX_ERRORS] = {

@@ -18,6 +18,8 @@ enum sroce_obj_kind {
 	SROCE_OBJ_CQ,
 	SROCE_OBJ_RING,
 	SROCE_OBJ_QP,
+	SROCE_OBJ_AH,
+	SROCE_OBJ_MCAST,
 	SROCE_OBJ_MW,
 	SROCE_OBJ_KINDS,
 };
@@ -34,6 +36,10 @@ enum sroce_drop_reason {
 	SROCE_DROP_TRANSPORT,	/* opcode of another transport than the QP's */
 	SROCE_DROP_STALE,	/* duplicate or out-of-window, nothing to do */
 	SROCE_DROP_NO_MEM,	/* could not be made linear and private */
+	SROCE_DROP_QKEY,	/* UD: Q_Key of another QP */
+	SROCE_DROP_NO_RECV,	/* UD, UC: no receive WQE posted */
+	SROCE_DROP_LOST_MSG,	/* UC: part of a message whose packets were lost */
+	SROCE_DROP_NO_MCAST,	/* multicast to a group no QP has joined */
 	SROCE_DROP_REASONS,
 };
 

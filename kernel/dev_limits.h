@@ -27,5 +27,8 @@
 #define SROCE_MAX_SGE		32		/* per SQ or RQ WQE: 1 KiB slots at most */
 #define SROCE_MAX_QP_RD_ATOM	128		/* RDMA reads/atomics in flight, each way */
 #define SROCE_MAX_MSG_SZ	BIT(31)		/* IBTA's largest message */
+#define SROCE_MAX_AH		BIT(16)		/* ah_xa range */
+#define SROCE_MAX_MCAST_GRP	256		/* groups per device */
+#define SROCE_MAX_MCAST_QP_ATTACH 64		/* QPs per group */
 
 #endif /* SROCE_DEV_LIMITS_H */

@@ -20,9 +20,11 @@
 #include <rdma/ib_verbs.h>
 
 #include "core/guid.h"
+#include "ah.h"
 #include "cq.h"
 #include "debugfs.h"
 #include "device.h"
+#include "mcast.h"
 #include "mr.h"
 #include "mw.h"
 #include "net.h"
@@ -66,6 +68,8 @@ void sroce_device_dealloc_driver(struct ib_device *ibdev)
 	struct sroce_dev *sdev = to_sroce_dev(ibdev);
 
 	sroce_qp_dev_cleanup(sdev);
+	sroce_ah_dev_cleanup(sdev);
+	sroce_mcast_dev_cleanup(sdev);
 	sroce_mr_dev_cleanup(sdev);
 	ida_destroy(&sdev->pd_ida);
 	ida_destroy(&sdev->cq_ida);
@@ -92,6 +96,8 @@ static void sroce_device_init_ibdev(struct sroce_dev *sdev,
 	ida_init(&sdev->cq_ida);
 	sroce_mr_dev_init(sdev);
 	sroce_qp_dev_init(sdev);
+	sroce_ah_dev_init(sdev);
+	sroce_mcast_dev_init(sdev);
 	/*
 	 * The provider's doorbells are the POST_SEND and POST_RECV write
 	 * commands, which ib_core leaves disabled unless the driver asks.
@@ -109,6 +115,8 @@ static const struct ib_device_ops *const sroce_device_ops[] = {
 	&sroce_mr_ops,
 	&sroce_mw_ops,
 	&sroce_qp_ops,
+	&sroce_ah_ops,
+	&sroce_mcast_ops,
 };
 
 static void sroce_device_set_ops(struct ib_device *ibdev)

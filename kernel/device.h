@@ -4,6 +4,9 @@
 
 #include <linux/atomic.h>
 #include <linux/idr.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <linux/netdevice.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
@@ -30,6 +33,11 @@ struct sroce_dev {
 	atomic_t mr_count;		/* live MRs, at most SROCE_MAX_MR */
 	atomic_t mw_count;		/* live MWs, at most SROCE_MAX_MW */
 	struct xarray qp_xa;		/* QPN -> struct sroce_qp_ref (qp.c) */
+	struct xarray ah_xa;		/* AH number -> struct sroce_ah_dest (ah.c) */
+	struct mutex mcast_mutex;	/* multicast groups, see mcast.c */
+	spinlock_t mcast_lock;
+	struct list_head mcast_groups;
+	u32 mcast_count;
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)

@@ -42,6 +42,7 @@
 #include "req.h"
 #include "resp.h"
 #include "tx.h"
+#include "ud.h"
 
 #define SROCE_EXEC_BUDGET	256	/* packets per run, each direction */
 #define SROCE_EXEC_RXQ_MAX	8192	/* queued packets before dropping */
@@ -71,6 +72,36 @@ void sroce_exec_event(struct sroce_qp *qp, int bit)
 	sroce_exec_kick(qp);
 }
 
+static bool sroce_exec_can_receive(enum ib_qp_state state)
+{
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQD || state == IB_QPS_SQE;
+}
+
+/* A request to a UC, UD or GSI QP: nothing ever answers it. */
+static void sroce_exec_unreliable(struct sroce_qp *qp, struct sk_buff *skb,
+				  const struct sroce_pkt *pkt,
+				  enum sroce_drop reason)
+{
+	if (!(pkt->op->flags & SROCE_OPF_REQUEST)) {
+		sroce_drop_count(SROCE_DROP_TRANSPORT);
+		return;
+	}
+	if (!sroce_exec_can_receive(qp->state)) {
+		sroce_drop_count(SROCE_DROP_QP_STATE);
+		return;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_UC) {
+		sroce_resp_uc_packet(qp, skb, pkt, reason);
+		return;
+	}
+	if (reason != SROCE_DROP_NONE) {
+		sroce_drop_count(SROCE_DROP_MALFORMED);
+		return;
+	}
+	sroce_ud_recv(qp, skb, pkt);
+}
+
 /*
  * One received packet: validate it and give it to the responder (requests)
  * or the completer (responses).  Malformed packets are dropped silently,
@@ -88,13 +119,17 @@ void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb)
 		sroce_drop_count(SROCE_DROP_MALFORMED);
 		goto drop;
 	}
-	if (pkt.op->transport != SROCE_TRANSPORT_RC) {
+	if (pkt.op->transport != sroce_qp_transport(qp)) {
 		sroce_drop_count(SROCE_DROP_TRANSPORT);
 		goto drop;
 	}
+	if (pkt.op->transport != SROCE_TRANSPORT_RC) {
+		sroce_exec_unreliable(qp, skb, &pkt, reason);
+		kfree_skb(skb);
+		return;
+	}
 	if (pkt.op->flags & SROCE_OPF_REQUEST) {
-		if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
-		    state != IB_QPS_SQD && state != IB_QPS_SQE)
+		if (!sroce_exec_can_receive(state))
 			goto drop_state;
 		sroce_resp_packet(qp, skb, &pkt, reason);
 	} else {

@@ -19,12 +19,16 @@
 
 /**
  * sroce_local_op - is @opcode a local operation this QP may post?
- * @qp: the QP; IB_WR_REG_MR names a kernel MR, so a user QP may not use it
+ * @qp: the QP: RC or UC; IB_WR_REG_MR names a kernel MR, so a user QP may
+ *	not use it
  * @opcode: the WQE's opcode
  * @wc_opcode: set to the completion opcode if it is one
  */
 bool sroce_local_op(const struct sroce_qp *qp, u32 opcode, u8 *wc_opcode)
 {
+	/* datagram QPs have no memory operations (IBTA 11.4.1.1) */
+	if (sroce_qp_is_ud(qp))
+		return false;
 	switch (opcode) {
 	case IB_UVERBS_WR_BIND_MW:
 		*wc_opcode = IB_UVERBS_WC_BIND_MW;

@@ -30,6 +30,7 @@
  * and so every QP.
  */
 #include <linux/crc32.h>
+#include <linux/igmp.h>
 #include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -52,6 +53,7 @@
 #include "debugfs.h"
 #include "device.h"
 #include "exec.h"
+#include "mcast.h"
 #include "net.h"
 #include "qp.h"
 
@@ -163,6 +165,10 @@ static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
 		sroce_net_rx_drop(skb, why);
 		return;
 	}
+	if (sroce_bth_qpn(skb->data) == SROCE_QPN_MULTICAST) {
+		sroce_mcast_deliver(sdev, skb);
+		return;
+	}
 	qp = sroce_qp_get(sdev, sroce_bth_qpn(skb->data));
 	if (!qp) {
 		sroce_net_rx_drop(skb, SROCE_DROP_NO_QP);
@@ -201,20 +207,23 @@ static unsigned int sroce_net_ip_udp_len(const struct sroce_qp_av *av)
 	       sizeof(struct udphdr);
 }
 
-static unsigned int sroce_net_headroom(struct sroce_qp *qp)
+static unsigned int sroce_net_headroom(struct sroce_qp *qp,
+				       const struct sroce_qp_av *av)
 {
 	struct net_device *ndev = to_sroce_dev(qp->ibqp.device)->ndev;
 
-	return LL_RESERVED_SPACE(ndev) + sroce_net_ip_udp_len(&qp->av);
+	return LL_RESERVED_SPACE(ndev) + sroce_net_ip_udp_len(av);
 }
 
-struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp, unsigned int len)
+struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp,
+				    const struct sroce_qp_av *av,
+				    unsigned int len)
 {
 	unsigned int headroom, size;
 	struct sk_buff *skb;
 
 	lockdep_assert_held(&qp->mutex);
-	headroom = sroce_net_headroom(qp);
+	headroom = sroce_net_headroom(qp, av);
 	size = headroom + len + SROCE_ICRC_LEN;
 	/*
 	 * A packet's buffer comes from the per-CPU page-fragment cache when
@@ -240,20 +249,38 @@ struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp, unsigned int len)
  * hashes: the flow label if the consumer set one, else a hash of the two
  * QP numbers, in 0xC000..0xFFFF as IBTA Annex A17 asks.
  */
-static __be16 sroce_net_sport(struct sroce_qp *qp)
+static __be16 sroce_net_sport(struct sroce_qp *qp,
+			      const struct sroce_qp_av *av, u32 dest_qpn)
 {
-	return htons(rdma_get_udp_sport(qp->av.flow_label, qp->ibqp.qp_num,
-					qp->dest_qp_num));
+	return htons(rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num,
+					dest_qpn));
+}
+
+/* The netdev of the source GID, for multicast and link-local routes. */
+static int sroce_net_gid_ifindex(const struct sroce_qp_av *av)
+{
+	struct net_device *ndev;
+	int oif = 0;
+
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(av->sgid_attr);
+	if (!IS_ERR(ndev))
+		oif = ndev->ifindex;
+	rcu_read_unlock();
+	return oif;
 }
 
 /*
- * A v4 route is not bound to the GID's netdev: a destination on another
- * netdev of this host must reach it through the loopback device.
+ * A unicast v4 route is not bound to the GID's netdev: a destination on
+ * another netdev of this host must reach it through the loopback device.
+ * A multicast one leaves through the GID's netdev.
  */
 static struct dst_entry *sroce_net_route4(const struct sroce_qp_av *av,
 					  __be16 sport)
 {
+	bool mcast = ipv4_is_multicast(av->daddr.s6_addr32[3]);
 	struct flowi4 fl4 = {
+		.flowi4_oif = mcast ? sroce_net_gid_ifindex(av) : 0,
 		.daddr = av->daddr.s6_addr32[3],
 		.saddr = av->saddr.s6_addr32[3],
 		/* Routing looks at the DSCP; the ECN bits are not its business. */
@@ -267,29 +294,26 @@ static struct dst_entry *sroce_net_route4(const struct sroce_qp_av *av,
 	rt = ip_route_output_key(&init_net, &fl4);
 	if (IS_ERR(rt))
 		return ERR_CAST(rt);
-	/* RC is unicast: no broadcast or multicast routes. */
-	if (rt->rt_type != RTN_UNICAST && rt->rt_type != RTN_LOCAL) {
+	/* No broadcast: multicast only where the address asked for it. */
+	if (rt->rt_type != RTN_UNICAST && rt->rt_type != RTN_LOCAL &&
+	    !(mcast && rt->rt_type == RTN_MULTICAST)) {
 		ip_rt_put(rt);
 		return ERR_PTR(-ENETUNREACH);
 	}
 	return &rt->dst;
 }
 
-/* The interface a link-local v6 address is scoped to: the GID's netdev. */
+/*
+ * The interface a link-local v6 address is scoped to, and the one multicast
+ * leaves through: the GID's netdev.
+ */
 static int sroce_net_oif6(const struct sroce_qp_av *av)
 {
-	struct net_device *ndev;
-	int oif = 0;
-
-	if (!(ipv6_addr_type(&av->daddr) & IPV6_ADDR_LINKLOCAL) &&
+	if (!(ipv6_addr_type(&av->daddr) &
+	      (IPV6_ADDR_LINKLOCAL | IPV6_ADDR_MULTICAST)) &&
 	    !(ipv6_addr_type(&av->saddr) & IPV6_ADDR_LINKLOCAL))
 		return 0;
-	rcu_read_lock();
-	ndev = rdma_read_gid_attr_ndev_rcu(av->sgid_attr);
-	if (!IS_ERR(ndev))
-		oif = ndev->ifindex;
-	rcu_read_unlock();
-	return oif;
+	return sroce_net_gid_ifindex(av);
 }
 
 static struct dst_entry *sroce_net_route6(const struct sroce_qp_av *av,
@@ -431,10 +455,16 @@ static bool sroce_net_skb_ok(const struct sroce_qp_av *av,
  * count, the IPv6 cookie); a netdev going away replaces the dst's device
  * without waiting for this reference.
  */
-static struct dst_entry *sroce_net_route(struct sroce_qp *qp, __be16 sport)
+static struct dst_entry *sroce_net_route(struct sroce_qp *qp,
+					 const struct sroce_qp_av *av,
+					 __be16 sport)
 {
-	const struct sroce_qp_av *av = &qp->av;
 	struct dst_entry *dst = qp->tx_dst;
+
+	/* a datagram's address changes from one WQE to the next */
+	if (av != &qp->av)
+		return av->v4 ? sroce_net_route4(av, sport) :
+				sroce_net_route6(av, sport);
 
 	if (dst) {
 		if (dst_check(dst, qp->tx_dst_cookie)) {
@@ -458,10 +488,10 @@ void sroce_net_forget_route(struct sroce_qp *qp)
 	qp->tx_dst = NULL;
 }
 
-int sroce_net_xmit(struct sroce_qp *qp, struct sk_buff *skb)
+int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
+		   u32 dest_qpn, struct sk_buff *skb)
 {
-	const struct sroce_qp_av *av = &qp->av;
-	__be16 sport = sroce_net_sport(qp);
+	__be16 sport = sroce_net_sport(qp, av, dest_qpn);
 	struct dst_entry *dst;
 	int err;
 
@@ -469,7 +499,7 @@ int sroce_net_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 	if (WARN_ON_ONCE(!sroce_net_skb_ok(av, skb)))
 		return sroce_net_tx_fail(skb, SROCE_TX_BAD_SKB, -EINVAL);
 
-	dst = sroce_net_route(qp, sport);
+	dst = sroce_net_route(qp, av, sport);
 	if (IS_ERR(dst))
 		return sroce_net_tx_fail(skb, SROCE_TX_NO_ROUTE, PTR_ERR(dst));
 	skb_dst_set(skb, dst);
@@ -493,6 +523,45 @@ int sroce_net_xmit(struct sroce_qp *qp, struct sk_buff *skb)
 		return err < 0 ? err : -ENOBUFS;
 	}
 	return 0;
+}
+
+/**
+ * sroce_net_mcast - join or leave an IP multicast group on a netdev
+ * @ndev: the netdev whose device's QP attached to the group
+ * @group: the group's address (IPv4-mapped for IPv4)
+ * @join: join, or leave
+ *
+ * The group is joined on the endpoint's socket, so the host reports the
+ * membership (IGMP, MLD), the netdev accepts the group's MAC address and IP
+ * delivers the datagrams to port 4791.  Process context; the caller's
+ * device holds the endpoint, so the socket exists.
+ *
+ * Return: 0 or a negative errno (-EAFNOSUPPORT: IPv6 is off).
+ */
+int sroce_net_mcast(struct net_device *ndev, const struct in6_addr *group,
+		    bool join)
+{
+	struct ip_mreqn mreq = { .imr_ifindex = ndev->ifindex };
+	struct socket *sock = ipv6_addr_v4mapped(group) ? sock4 : sock6;
+	int err;
+
+	if (!sock)
+		return -EAFNOSUPPORT;
+	mreq.imr_multiaddr.s_addr = group->s6_addr32[3];
+	/* the order the socket options take: RTNL, then the socket lock */
+	rtnl_lock();
+	lock_sock(sock->sk);
+	if (sock == sock4)
+		err = join ? ip_mc_join_group(sock->sk, &mreq) :
+			     ip_mc_leave_group(sock->sk, &mreq);
+	else
+		err = join ? ipv6_stub->ipv6_sock_mc_join(sock->sk,
+							  ndev->ifindex, group) :
+			     ipv6_stub->ipv6_sock_mc_drop(sock->sk,
+							  ndev->ifindex, group);
+	release_sock(sock->sk);
+	rtnl_unlock();
+	return err;
 }
 
 static struct socket *sroce_net_open(int family)

@@ -4,21 +4,27 @@
 
 #include <linux/types.h>
 
+struct in6_addr;
+struct net_device;
 struct sk_buff;
 struct sroce_qp;
+struct sroce_qp_av;
 
 /* IANA-assigned UDP destination port of RoCE v2. */
 #define SROCE_UDP_PORT 4791
 
 int sroce_net_get(void);
 void sroce_net_put(void);
+int sroce_net_mcast(struct net_device *ndev, const struct in6_addr *group,
+		    bool join);
 
 /*
- * Transmit path of a connected QP.  sroce_net_alloc_skb() returns an skb
- * whose data is len writable bytes for the BTH, extension headers and
- * payload, with room in front for the link, IP and UDP headers and behind
- * for the ICRC; NULL if out of memory.  sroce_net_xmit() adds the UDP and
- * IP headers for qp's address vector and the ICRC, and sends the packet
+ * Transmit path of a QP.  sroce_net_alloc_skb() returns an skb whose data
+ * is len writable bytes for the BTH, extension headers and payload, with
+ * room in front for the link, IP and UDP headers to av and behind for the
+ * ICRC; NULL if out of memory.  sroce_net_xmit() adds the UDP and IP
+ * headers for av (a connected QP's own &qp->av, whose route is kept, or a
+ * UD datagram's address handle) and the ICRC, and sends the packet
  * (to the wire, or through the local stack to a device of this host).  It
  * consumes the skb; it returns 0 or a negative errno if the packet was
  * dropped (no route, no memory).  Both are called in process context with
@@ -30,8 +36,11 @@ void sroce_net_put(void);
  * left sroce_net_xmit() (on the wire, in a queue of the receiver) is not
  * reported: RC's retransmission covers it like any loss.
  */
-struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp, unsigned int len);
-int sroce_net_xmit(struct sroce_qp *qp, struct sk_buff *skb);
+struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp,
+				    const struct sroce_qp_av *av,
+				    unsigned int len);
+int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
+		   u32 dest_qpn, struct sk_buff *skb);
 /* The QP's address vector or flow changed, or it goes away (qp->mutex). */
 void sroce_net_forget_route(struct sroce_qp *qp);
 

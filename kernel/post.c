@@ -16,6 +16,7 @@
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
+#include "ah.h"
 #include "exec.h"
 #include "post.h"
 #include "qp.h"
@@ -70,9 +71,29 @@ static int sroce_post_inline(struct sroce_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
-static int sroce_post_wr_fields(const struct ib_send_wr *wr,
+/* A datagram names its address handle by number, as a user's WQE does. */
+static int sroce_post_ud_fields(struct sroce_qp *qp,
+				const struct ib_send_wr *wr,
 				struct sroce_send_wqe *wqe)
 {
+	const struct ib_ud_wr *ud = ud_wr(wr);
+
+	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
+		return -EINVAL;
+	if (!ud->ah || ud->ah->device != qp->ibqp.device)
+		return -EINVAL;
+	wqe->wr.ud.remote_qpn = ud->remote_qpn;
+	wqe->wr.ud.remote_qkey = ud->remote_qkey;
+	wqe->wr.ud.ah = to_sroce_ah(ud->ah)->ahn;
+	return 0;
+}
+
+static int sroce_post_wr_fields(struct sroce_qp *qp,
+				const struct ib_send_wr *wr,
+				struct sroce_send_wqe *wqe)
+{
+	if (sroce_qp_is_ud(qp))
+		return sroce_post_ud_fields(qp, wr, wqe);
 	switch (wr->opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
@@ -124,7 +145,7 @@ static int sroce_post_send_one(struct sroce_qp *qp,
 	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		wqe->ex = (__force u32)wr->ex.imm_data;
-	err = sroce_post_wr_fields(wr, wqe);
+	err = sroce_post_wr_fields(qp, wr, wqe);
 	if (err)
 		return err;
 	if (sroce_post_is_local(wr->opcode)) {

@@ -2,8 +2,9 @@
 /*
  * Queue pairs: the control path (create, modify with the IB state machine,
  * query, destroy), the shared SQ and RQ rings, and finding a QP by number.
- * Only RC is implemented.  Work requests are posted in kernel/post.c and
- * executed by the engine of kernel/exec.c.
+ * RC, UC, UD and the GSI QP (QP1, for ib_core's MAD layer).  Work
+ * requests are posted in kernel/post.c and executed by the engine of
+ * kernel/exec.c.
  *
  * Rings.  Each QP has an SQ and an RQ ring (kernel/queue.h) of struct
  * sroce_send_wqe and struct sroce_recv_wqe slots; a user QP's rings are
@@ -38,6 +39,7 @@
  * modify that sets it until it is replaced or the QP is destroyed.
  */
 #include <linux/etherdevice.h>
+#include <linux/in.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
 #include <linux/slab.h>
@@ -52,12 +54,14 @@
 #include "dev_limits.h"
 #include "device.h"
 #include "exec.h"
+#include "mcast.h"
 #include "net.h"
 #include "post.h"
 #include "res.h"
 #include "qp.h"
 #include "verbs.h"
 
+#define SROCE_QPN_GSI		1
 #define SROCE_QPN_MIN		2
 #define SROCE_QPN_MAX		(SROCE_QPN_MIN + SROCE_MAX_QP - 1)
 #define SROCE_QP_24BIT		0xffffff	/* PSNs and QPNs */
@@ -176,13 +180,33 @@ static void sroce_qp_size(struct ib_qp_cap *cap, u32 *sq_slots, u32 *sq_shift,
 	cap->max_recv_sge = min_t(size_t, room / sge, SROCE_MAX_SGE);
 }
 
-static int sroce_qp_check_init(const struct ib_qp_init_attr *init)
+static int sroce_qp_check_type(const struct ib_qp_init_attr *init,
+			       struct ib_udata *udata)
+{
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		return 0;
+	case IB_QPT_GSI:
+		/* ib_core's MAD layer owns QP1; users reach it through it */
+		return udata ? -EINVAL : 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static int sroce_qp_check_init(const struct ib_qp_init_attr *init,
+			       struct ib_udata *udata)
 {
 	const struct ib_qp_cap *cap = &init->cap;
+	int err;
 
-	/* Everything but a plain RC QP comes later. */
-	if (init->qp_type != IB_QPT_RC || init->srq || init->xrcd ||
-	    init->rwq_ind_tbl || init->create_flags)
+	err = sroce_qp_check_type(init, udata);
+	if (err)
+		return err;
+	/* SRQs, XRC, RSS and creation flags are not implemented. */
+	if (init->srq || init->xrcd || init->rwq_ind_tbl || init->create_flags)
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
@@ -193,6 +217,25 @@ static int sroce_qp_check_init(const struct ib_qp_init_attr *init)
 	    cap->max_inline_data > SROCE_MAX_INLINE_DATA)
 		return -EINVAL;
 	return 0;
+}
+
+/*
+ * Reserve the QP's number, invisible to lookups until stored: the lowest
+ * free one for ordinary QPs, 1 for the GSI QP (one per device and port).
+ */
+static int sroce_qp_reserve_qpn(struct sroce_dev *sdev, enum ib_qp_type type,
+				u32 *qpn)
+{
+	int err;
+
+	if (type == IB_QPT_GSI) {
+		*qpn = SROCE_QPN_GSI;
+		err = xa_insert(&sdev->qp_xa, SROCE_QPN_GSI, NULL, GFP_KERNEL);
+		return err;
+	}
+	err = xa_alloc(&sdev->qp_xa, qpn, NULL,
+		       XA_LIMIT(SROCE_QPN_MIN, SROCE_QPN_MAX), GFP_KERNEL);
+	return err == -EBUSY ? -ENOMEM : err;
 }
 
 static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -207,7 +250,7 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	u32 qpn;
 	int err;
 
-	err = sroce_qp_check_init(init);
+	err = sroce_qp_check_init(init, udata);
 	if (err)
 		return err;
 	if (udata) {
@@ -226,13 +269,9 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ref->qp = qp;
 	qp->ref = ref;
 
-	/* Reserved, not yet visible to lookups. */
-	err = xa_alloc(&sdev->qp_xa, &qpn, NULL,
-		       XA_LIMIT(SROCE_QPN_MIN, SROCE_QPN_MAX), GFP_KERNEL);
-	if (err) {
-		err = err == -EBUSY ? -ENOMEM : err;
+	err = sroce_qp_reserve_qpn(sdev, init->qp_type, &qpn);
+	if (err)
 		goto err_free_ref;
-	}
 
 	sroce_qp_size(&init->cap, &sq_slots, &sq_shift, &rq_slots, &rq_shift);
 	err = sroce_queue_init(&qp->sq, sq_slots, sq_shift, uctx);
@@ -307,6 +346,7 @@ static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
 	struct sroce_qp_ref *ref = qp->ref;
 
+	sroce_mcast_qp_gone(qp);
 	xa_erase(&sdev->qp_xa, ibqp->qp_num);
 	sroce_res_del_qp(qp);
 	sroce_exec_quiesce(qp);
@@ -376,19 +416,36 @@ static int sroce_qp_check_attr(struct sroce_qp *qp,
 	return 0;
 }
 
-/*
- * Check the address vector of a connected QP and resolve what the data path
- * needs from it.  ib_core has already looked up the source GID attribute
- * from the GID index (failing the modify if the entry is empty or out of
- * range) and, for user QPs, resolved the destination MAC.  On success av
- * holds a reference to the source GID attribute.
+/* The largest payload of a packet on the port now: a datagram's limit. */
+u32 sroce_qp_port_mtu(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	bool usable;
+
+	return ib_mtu_enum_to_int((enum ib_mtu)
+		sroce_mtu_from_netdev(READ_ONCE(sdev->ndev->mtu), &usable));
+}
+
+/**
+ * sroce_qp_resolve_av - check an address vector and resolve it
+ * @ibdev: the device it is for
+ * @ah: the attribute (of a modify_qp or create_ah)
+ * @mcast: a multicast destination is allowed (address handles of UD)
+ * @av: filled in; holds a reference to the source GID attribute on success
+ *
+ * ib_core has already looked up the source GID attribute from the GID
+ * index (failing if the entry is empty or out of range) and, for user
+ * objects, resolved the destination MAC.  The MAC is only reported back by
+ * queries: the IP stack resolves the next hop of every packet itself.
+ *
+ * Return: 0, or -EINVAL for an attribute sroce cannot send to.
  */
-static int sroce_qp_resolve_av(struct sroce_qp *qp,
-			       const struct rdma_ah_attr *ah,
-			       struct sroce_qp_av *av)
+int sroce_qp_resolve_av(struct ib_device *ibdev, const struct rdma_ah_attr *ah,
+			bool mcast, struct sroce_qp_av *av)
 {
 	const struct ib_global_route *grh;
 	const struct ib_gid_attr *sgid;
+	bool dst_mcast;
 
 	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
 	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) ||
@@ -396,17 +453,19 @@ static int sroce_qp_resolve_av(struct sroce_qp *qp,
 		return -EINVAL;
 	grh = rdma_ah_read_grh(ah);
 	sgid = grh->sgid_attr;
-	if (!sgid || sgid->device != qp->ibqp.device || sgid->port_num != 1 ||
+	if (!sgid || sgid->device != ibdev || sgid->port_num != 1 ||
 	    sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -EINVAL;
 
-	/* Both ends speak the same IP version; RC has no multicast. */
+	/* Both ends speak the same IP version. */
 	memcpy(&av->saddr, sgid->gid.raw, sizeof(av->saddr));
 	memcpy(&av->daddr, grh->dgid.raw, sizeof(av->daddr));
 	av->v4 = ipv6_addr_v4mapped(&av->saddr);
+	dst_mcast = av->v4 ? ipv4_is_multicast(av->daddr.s6_addr32[3]) :
+		    ipv6_addr_is_multicast(&av->daddr);
 	if (av->v4 != ipv6_addr_v4mapped(&av->daddr) ||
-	    ipv6_addr_any(&av->daddr) || ipv6_addr_is_multicast(&av->daddr) ||
-	    !is_valid_ether_addr(ah->roce.dmac))
+	    ipv6_addr_any(&av->daddr) || (dst_mcast && !mcast) ||
+	    (!dst_mcast && !is_valid_ether_addr(ah->roce.dmac)))
 		return -EINVAL;
 	ether_addr_copy(av->dmac, ah->roce.dmac);
 	av->hop_limit = grh->hop_limit;
@@ -508,7 +567,8 @@ static int sroce_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (err)
 		goto out;
 	if (mask & IB_QP_AV) {
-		err = sroce_qp_resolve_av(qp, &attr->ah_attr, &av);
+		err = sroce_qp_resolve_av(ibqp->device, &attr->ah_attr, false,
+					  &av);
 		if (err)
 			goto out;
 	}

@@ -21,6 +21,7 @@
 /* Executed atomics kept for duplicate requests: one per responder resource. */
 #define SROCE_RC_MAX_ATOMIC_RES SROCE_MAX_QP_RD_ATOM
 
+struct sroce_ah_dest;
 struct sroce_dev;
 struct sroce_qp;
 
@@ -72,6 +73,7 @@ struct sroce_swqe {
 	bool local;			/* local operation: no PSNs (local.c) */
 	bool started;			/* its first packet went out, or executed */
 	u8 status;			/* enum sroce_wc_status once known */
+	struct sroce_ah_dest *dest;	/* UD: the address handle's, held */
 };
 
 /*
@@ -133,7 +135,7 @@ struct sroce_resp {
 };
 
 /*
- * A queue pair (RC only so far).
+ * A queue pair: RC, UC, UD or the GSI QP.
  *
  * Locking: mutex serialises the control path (modify_qp, query_qp) and
  * protects every attribute below it.  state is also written with
@@ -194,6 +196,23 @@ static inline struct sroce_qp *to_sroce_qp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct sroce_qp, ibqp);
 }
 
+/* Datagram QPs: UD, and the GSI QP ib_core's MAD layer runs on. */
+static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+static inline enum sroce_transport sroce_qp_transport(const struct sroce_qp *qp)
+{
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		return SROCE_TRANSPORT_RC;
+	return qp->ibqp.qp_type == IB_QPT_UC ? SROCE_TRANSPORT_UC :
+					       SROCE_TRANSPORT_UD;
+}
+
+u32 sroce_qp_port_mtu(struct sroce_qp *qp);
+int sroce_qp_resolve_av(struct ib_device *ibdev, const struct rdma_ah_attr *ah,
+			bool mcast, struct sroce_qp_av *av);
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
 struct ib_qp *sroce_qp_find(struct sroce_dev *sdev, u32 qpn);
 void sroce_qp_put(struct sroce_qp *qp);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RC requester: turns send WQEs into request packets.
+ * Requester: turns send WQEs into request packets (RC, UC and UD).
  *
  * WQEs are copied out of the SQ ring when fetched (sroce_req_fetch()), so
  * a provider rewriting a slot later cannot change a message half-way; the
@@ -15,12 +15,21 @@
  * message if need be (a READ is requested again for its missing part).
  * The transport timer runs while PSNs are outstanding and is restarted by
  * every acknowledgment that makes progress (kernel/comp.c).
+ *
+ * UC and UD send the same way without acknowledgments: a WQE is done once
+ * its last packet is out, so una follows the packets and the WQE retires
+ * at once.  A UD WQE is one datagram of at most the port's MTU, to the
+ * address handle it names, which the WQE holds from fetch to retirement.
  */
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include "core/uc.h"
+
+#include "ah.h"
 #include "comp.h"
+#include "device.h"
 #include "exec.h"
 #include "local.h"
 #include "qp.h"
@@ -99,13 +108,25 @@ void sroce_req_shutdown_timers(struct sroce_qp *qp)
 	del_timer_sync(&qp->req.rnr_timer);
 }
 
+/* The WQE is done with: drop what it holds. */
+void sroce_req_release(struct sroce_swqe *w)
+{
+	if (w->dest) {
+		sroce_ah_put(w->dest);
+		w->dest = NULL;
+	}
+}
+
 /* RESET: forget every WQE posted so far, without completions. */
 void sroce_req_reset(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 	u32 producer = sroce_queue_peer_producer(&qp->sq);
+	u32 i;
 
 	lockdep_assert_held(&qp->mutex);
+	for (i = req->comp; i != req->fetched; i++)
+		sroce_req_release(sroce_req_swqe(qp, i));
 	if (!sroce_ring_valid(producer, req->comp, qp->sq.num_slots))
 		producer = req->comp;
 	req->comp = producer;
@@ -221,7 +242,9 @@ static enum sroce_wc_status sroce_req_check(struct sroce_qp *qp,
 		return SROCE_WC_SUCCESS;
 	}
 	msg = sroce_req_msg(wqe->opcode, &w->wc_opcode);
-	if (msg < 0)
+	/* the transport must carry the message (UC: no READ, UD: SENDs) */
+	if (msg < 0 ||
+	    sroce_req_opcode(sroce_qp_transport(qp), msg, true, true) == 0xff)
 		return SROCE_WC_LOC_QP_OP_ERR;
 	w->msg = msg;
 	if (wqe->send_flags & IB_SEND_INLINE) {
@@ -245,6 +268,22 @@ static enum sroce_wc_status sroce_req_check(struct sroce_qp *qp,
 	return SROCE_WC_SUCCESS;
 }
 
+/*
+ * A datagram: at most one packet, to an address handle of the QP's
+ * protection domain, which the WQE holds from here on.
+ */
+static enum sroce_wc_status sroce_req_check_ud(struct sroce_qp *qp,
+					       const struct sroce_send_wqe *wqe,
+					       struct sroce_swqe *w)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+
+	if (w->length > sroce_qp_port_mtu(qp))
+		return SROCE_WC_LOC_LEN_ERR;
+	w->dest = sroce_ah_get(sdev, wqe->wr.ud.ah, qp->ibqp.pd);
+	return w->dest ? SROCE_WC_SUCCESS : SROCE_WC_LOC_QP_OP_ERR;
+}
+
 /* Copy the next posted WQE out of the ring; false if there is none. */
 bool sroce_req_fetch(struct sroce_qp *qp)
 {
@@ -265,12 +304,14 @@ bool sroce_req_fetch(struct sroce_qp *qp)
 	w->solicited = wqe->send_flags & IB_SEND_SOLICITED;
 	w->fence = wqe->send_flags & IB_SEND_FENCE;
 	w->status = sroce_req_check(qp, wqe, w);
+	if (!w->local && w->status == SROCE_WC_SUCCESS && sroce_qp_is_ud(qp))
+		w->status = sroce_req_check_ud(qp, wqe, w);
 	if (w->local) {
 		/* no PSNs: retires once everything before it is acknowledged */
 		w->first_psn = req->psn_assign;
 	} else if (w->status == SROCE_WC_SUCCESS) {
 		w->npkts = w->msg == SROCE_RC_MSG_CMP_SWAP ||
-			   w->msg == SROCE_RC_MSG_FETCH_ADD ?
+			   w->msg == SROCE_RC_MSG_FETCH_ADD || w->dest ?
 			   1 : sroce_rc_npkts(w->length, qp->pmtu);
 		w->first_psn = req->psn_assign;
 		req->psn_assign = sroce_psn_add(req->psn_assign, w->npkts);
@@ -377,9 +418,30 @@ static u32 sroce_req_seg(struct sroce_qp *qp, struct sroce_swqe *w,
 		*last = true;
 		return 0;
 	}
+	/* a datagram is one packet of at most the port's MTU (checked) */
+	if (w->dest) {
+		*last = true;
+		return left;
+	}
 	len = min_t(u64, left, qp->pmtu);
 	*last = len == left;
 	return len;
+}
+
+/*
+ * A Q_Key with the high bit set is a controlled one, which only the QP's
+ * own Q_Key may stand for (IBTA 10.2.5).
+ */
+static void sroce_req_put_deth(struct sroce_qp *qp, struct sroce_tx *tx,
+			       const struct sroce_send_wqe *wqe)
+{
+	u32 qkey = wqe->wr.ud.remote_qkey;
+	struct sroce_deth deth = {
+		.qkey = qkey & BIT(31) ? qp->qkey : qkey,
+		.src_qp = qp->ibqp.qp_num,
+	};
+
+	sroce_hdr_deth_encode(sroce_tx_ext(tx, SROCE_EXT_DETH), &deth);
 }
 
 static enum sroce_wc_status sroce_req_fill(struct sroce_qp *qp,
@@ -389,6 +451,8 @@ static enum sroce_wc_status sroce_req_fill(struct sroce_qp *qp,
 {
 	u64 off = qp->req.cur_off;
 
+	if (tx->op->hdrs & SROCE_HDR_DETH)
+		sroce_req_put_deth(qp, tx, wqe);
 	if (tx->op->hdrs & SROCE_HDR_RETH)
 		sroce_req_put_reth(tx, wqe, off,
 				   w->msg == SROCE_RC_MSG_READ ?
@@ -433,10 +497,33 @@ static void sroce_req_advance(struct sroce_qp *qp, struct sroce_swqe *w,
 	}
 }
 
+static int sroce_req_start_packet(struct sroce_qp *qp, struct sroce_tx *tx,
+				  const struct sroce_send_wqe *wqe,
+				  struct sroce_swqe *w, u32 len, bool first,
+				  bool last)
+{
+	struct sroce_req *req = &qp->req;
+	u32 pkt = sroce_psn_sub(req->psn, w->first_psn);
+	bool ack_req = last || pkt % SROCE_REQ_ACK_EVERY ==
+			       SROCE_REQ_ACK_EVERY - 1;
+	u8 opcode = sroce_req_opcode(sroce_qp_transport(qp), w->msg, first,
+				     last);
+
+	if (w->dest)
+		return sroce_tx_start_to(qp, tx, &w->dest->av,
+					 wqe->wr.ud.remote_qpn & SROCE_QPN_MASK,
+					 opcode, req->psn, len, false,
+					 w->solicited);
+	/* only RC asks for acknowledgments */
+	return sroce_tx_start(qp, tx, opcode, req->psn, len,
+			      ack_req && qp->ibqp.qp_type == IB_QPT_RC,
+			      last && w->solicited);
+}
+
 /*
  * Build and send the next packet of WQE cur.  A local protection or length
  * fault fails the WQE; a packet the network refused is simply lost and
- * recovered by the transport timer like any other.
+ * recovered by the transport timer like any other (RC), or lost (UC, UD).
  */
 static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_swqe *w)
 {
@@ -446,14 +533,9 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_swqe *w)
 	struct sroce_tx tx;
 	bool first = req->cur_off == 0, last;
 	u32 len = sroce_req_seg(qp, w, &last);
-	u32 pkt = sroce_psn_sub(req->psn, w->first_psn);
-	bool ack_req = last || pkt % SROCE_REQ_ACK_EVERY ==
-			       SROCE_REQ_ACK_EVERY - 1;
-	u8 opcode = sroce_rc_req_opcode(w->msg, first, last);
 	int err;
 
-	err = sroce_tx_start(qp, &tx, opcode, req->psn, len, ack_req,
-			     last && w->solicited);
+	err = sroce_req_start_packet(qp, &tx, wqe, w, len, first, last);
 	if (err)
 		return err;
 	status = sroce_req_fill(qp, &tx, wqe, w, len);
@@ -464,6 +546,13 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_swqe *w)
 	}
 	sroce_req_advance(qp, w, len, last);
 	sroce_tx_send(qp, &tx);
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		/* nothing will acknowledge it: the packet is the end of it */
+		req->una = req->psn;
+		if (last)
+			sroce_comp_retire(qp);
+		return 0;
+	}
 	if (req->timeout_jiffies && !timer_pending(&req->retrans_timer))
 		mod_timer(&req->retrans_timer, sroce_req_expiry(req));
 	return 0;

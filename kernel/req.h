@@ -26,5 +26,6 @@ void sroce_req_shutdown_timers(struct sroce_qp *qp);
 struct sroce_send_wqe *sroce_req_wqe(struct sroce_qp *qp, u32 idx);
 struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 idx);
 bool sroce_req_is_rd_atomic(const struct sroce_swqe *w);
+void sroce_req_release(struct sroce_swqe *w);
 
 #endif /* SROCE_REQ_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RC responder: executes incoming requests and answers them.
+ * Responder of the connected transports: executes incoming RC and UC
+ * requests and answers RC ones.
  *
  * sroce_rc_resp_decide() (kernel/core/rc.c) classifies each request; here
  * the expected ones are carried out against memory and the RQ:
@@ -24,10 +25,17 @@
  * Errors follow IBTA 9.9.3: an invalid request or access violation gets a
  * NAK and puts the QP in the error state; a local problem with the receive
  * WQE (too small, bad lkey) completes that WQE in error too.
+ *
+ * UC (sroce_resp_uc_packet()) executes SENDs and WRITEs the same way but
+ * answers nothing: a message with a lost packet, or one the responder
+ * cannot carry out, is dropped as a whole, the receive WQE it
+ * was filling waits for the next SEND, and the QP carries on.
  */
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+
+#include "core/uc.h"
 
 #include "cq.h"
 #include "debugfs.h"
@@ -143,6 +151,9 @@ static void sroce_resp_cqe(struct sroce_qp *qp, enum sroce_wc_status status,
 static void sroce_resp_fatal_at(struct sroce_qp *qp, u32 psn, u8 nak_code,
 				enum sroce_wc_status recv_status)
 {
+	/* UC: the caller drops the message, keeping its receive WQE */
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return;
 	if (qp->resp.have_rwqe)
 		sroce_resp_cqe(qp, recv_status, IB_WC_RECV, 0, 0, 0, false);
 	sroce_resp_nak_at(qp, psn, SROCE_AETH_NAK, nak_code);
@@ -155,14 +166,32 @@ static void sroce_resp_fatal(struct sroce_qp *qp, u8 nak_code,
 	sroce_resp_fatal_at(qp, qp->resp.st.epsn, nak_code, recv_status);
 }
 
-/* Take the next receive WQE; false (and an RNR NAK) if the RQ is empty. */
-static bool sroce_resp_take_rwqe(struct sroce_qp *qp)
+/**
+ * sroce_resp_take_rwqe - take the receive WQE for a new message
+ * @qp: the QP; qp->mutex held
+ *
+ * Copies the next receive WQE into qp->resp.rwqe.  A WQE still held from a
+ * UC message that was dropped half-way is used again instead.  If none is
+ * posted, an RC QP answers with an RNR NAK; UC and UD drop the message.
+ *
+ * Return: true with resp->rwqe valid and resp->rcv_off 0.
+ */
+bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 	size_t room = BIT(qp->rq.slot_shift) - sizeof(struct sroce_recv_wqe);
 	u32 producer = sroce_queue_peer_producer(&qp->rq);
 
+	lockdep_assert_held(&qp->mutex);
+	if (resp->have_rwqe) {
+		resp->rcv_off = 0;
+		return true;
+	}
 	if (!sroce_ring_used(producer, resp->rq_cons, qp->rq.num_slots)) {
+		if (qp->ibqp.qp_type != IB_QPT_RC) {
+			sroce_drop_count(SROCE_DROP_NO_RECV);
+			return false;
+		}
 		sroce_resp_nak(qp, SROCE_AETH_RNR_NAK, qp->min_rnr_timer);
 		/* packets already behind it must not cut the wait short */
 		resp->st.nak_sent = true;
@@ -550,6 +579,41 @@ void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 		sroce_drop_count(SROCE_DROP_STALE);
 		return;
 	}
+}
+
+/**
+ * sroce_resp_uc_packet - a request arriving at a UC QP
+ * @qp: the QP, able to receive; qp->mutex held
+ * @skb: the packet
+ * @pkt: its parse
+ * @reason: sroce_pkt_parse()'s verdict
+ *
+ * Nothing is answered.  A packet out of sequence abandons the message in
+ * progress; a message the responder cannot carry out (no receive WQE, too
+ * small, a bad R_Key) is dropped from there to its end.
+ */
+void sroce_resp_uc_packet(struct sroce_qp *qp, const struct sk_buff *skb,
+			  const struct sroce_pkt *pkt, enum sroce_drop reason)
+{
+	struct sroce_resp *resp = &qp->resp;
+	bool lost;
+
+	lockdep_assert_held(&qp->mutex);
+	if (sroce_uc_resp_decide(&resp->st, pkt, reason, &lost) !=
+	    SROCE_UC_RESP_EXECUTE) {
+		sroce_drop_count(SROCE_DROP_LOST_MSG);
+		return;
+	}
+	if (!sroce_resp_execute(qp, skb, pkt)) {
+		/*
+		 * Between messages only a FIRST or ONLY packet is taken, so
+		 * the rest of this one is dropped.
+		 */
+		resp->st.seq = SROCE_RC_SEQ_IDLE;
+		sroce_drop_count(SROCE_DROP_LOST_MSG);
+		return;
+	}
+	sroce_rc_resp_advance(&resp->st, pkt, qp->pmtu);
 }
 
 /* A READ is being answered: the responder cannot take more requests. */

@@ -13,6 +13,9 @@ void sroce_resp_reset(struct sroce_qp *qp);
 void sroce_resp_start(struct sroce_qp *qp);
 void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 		       const struct sroce_pkt *pkt, enum sroce_drop reason);
+void sroce_resp_uc_packet(struct sroce_qp *qp, const struct sk_buff *skb,
+			  const struct sroce_pkt *pkt, enum sroce_drop reason);
+bool sroce_resp_take_rwqe(struct sroce_qp *qp);
 void sroce_resp_send_ack(struct sroce_qp *qp);
 bool sroce_resp_busy(struct sroce_qp *qp);
 void sroce_resp_flush(struct sroce_qp *qp);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Building transport packets of a connected QP: the BTH from the QP's
- * attributes, room for the opcode's extension headers and payload, and the
- * pad to a whole number of words.  kernel/net.c adds UDP, IP and the ICRC.
+ * Building transport packets: the BTH from the QP's attributes (or, for a
+ * UD datagram, its work request's), room for the opcode's extension headers
+ * and payload, and the pad to a whole number of words.  kernel/net.c adds UDP, IP and the ICRC.
  * Called from the QP's work item (qp->mutex held).
  */
 #include <linux/skbuff.h>
@@ -13,8 +13,24 @@
 #include "qp.h"
 #include "tx.h"
 
-int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
-		   u32 psn, u32 payload_len, bool ack_req, bool se)
+/**
+ * sroce_tx_start_to - start a packet to any destination
+ * @qp: the sending QP; qp->mutex held
+ * @tx: the packet being built
+ * @av: where it goes: &qp->av, or a UD datagram's address handle, which
+ *	must stay valid until sroce_tx_send() or sroce_tx_abort()
+ * @dest_qpn: the BTH's destination QP
+ * @opcode: the BTH's opcode
+ * @psn: its PSN
+ * @payload_len: bytes of payload that will follow the headers
+ * @ack_req: the BTH's AckReq bit
+ * @se: the BTH's solicited event bit
+ *
+ * Return: 0, -ENOMEM, or -EINVAL for an opcode sroce does not know.
+ */
+int sroce_tx_start_to(struct sroce_qp *qp, struct sroce_tx *tx,
+		      const struct sroce_qp_av *av, u32 dest_qpn, u8 opcode,
+		      u32 psn, u32 payload_len, bool ack_req, bool se)
 {
 	u32 pad = (4 - (payload_len & 3)) & 3;
 	struct sroce_bth bth = {
@@ -23,7 +39,7 @@ int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 		.pad = pad,
 		.tver = SROCE_BTH_TVER,
 		.pkey = SROCE_PKEY_DEFAULT,
-		.dest_qp = qp->dest_qp_num,
+		.dest_qp = dest_qpn,
 		.ack_req = ack_req,
 		.psn = psn,
 	};
@@ -32,7 +48,10 @@ int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 	tx->op = sroce_opcode_lookup(opcode);
 	if (WARN_ON_ONCE(!tx->op))
 		return -EINVAL;
-	tx->skb = sroce_net_alloc_skb(qp, tx->op->hdr_len + payload_len + pad);
+	tx->av = av;
+	tx->dest_qpn = dest_qpn;
+	tx->skb = sroce_net_alloc_skb(qp, av,
+				      tx->op->hdr_len + payload_len + pad);
 	if (!tx->skb)
 		return -ENOMEM;
 	tx->bth = tx->skb->data;
@@ -40,6 +59,14 @@ int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 	sroce_hdr_bth_encode(tx->bth, &bth);
 	memset(tx->payload + payload_len, 0, pad);
 	return 0;
+}
+
+/* A packet of a connected QP, to its address vector and destination QP. */
+int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
+		   u32 psn, u32 payload_len, bool ack_req, bool se)
+{
+	return sroce_tx_start_to(qp, tx, &qp->av, qp->dest_qp_num, opcode, psn,
+				 payload_len, ack_req, se);
 }
 
 /*
@@ -96,7 +123,7 @@ int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx)
 	atomic_inc(&qp->tx_inflight);
 	skb_shinfo(skb)->destructor_arg = qp;
 	skb->destructor = sroce_tx_destructor;
-	return sroce_net_xmit(qp, skb);
+	return sroce_net_xmit(qp, tx->av, tx->dest_qpn, skb);
 }
 
 void sroce_tx_abort(struct sroce_tx *tx)

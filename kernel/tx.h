@@ -7,15 +7,21 @@
 
 struct sk_buff;
 struct sroce_qp;
+struct sroce_qp_av;
 
 /* A packet being built: BTH and extension headers, then payload. */
 struct sroce_tx {
 	struct sk_buff *skb;
+	const struct sroce_qp_av *av;	/* where it goes */
+	u32 dest_qpn;
 	const struct sroce_opcode_info *op;
 	u8 *bth;
 	u8 *payload;			/* op->hdr_len bytes after the BTH */
 };
 
+int sroce_tx_start_to(struct sroce_qp *qp, struct sroce_tx *tx,
+		      const struct sroce_qp_av *av, u32 dest_qpn, u8 opcode,
+		      u32 psn, u32 payload_len, bool ack_req, bool se);
 int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 		   u32 psn, u32 payload_len, bool ack_req, bool se);
 int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx);

@@ -72,6 +72,14 @@ static_assert(offsetof(struct sroce_create_cq_resp, mmap_key) == 0 &&
 	      offsetof(struct sroce_create_cq_resp, cqn) == 12,
 	      "sroce_create_cq_resp layout");
 
+/* CREATE_AH (ibv_create_ah) */
+SROCE_REPLY(sroce_create_ah_reply, struct ib_uverbs_create_ah_resp,
+	    struct sroce_create_ah_resp);
+static_assert(sizeof(union sroce_create_ah_reply) == 12,
+	      "4-byte core response + 8-byte sroce tail");
+static_assert(offsetof(struct sroce_create_ah_resp, ahn) == 0,
+	      "sroce_create_ah_resp layout");
+
 /* CREATE_QP (ibv_create_qp, ibv_create_qp_ex) */
 SROCE_REPLY(sroce_create_qp_reply, struct ib_uverbs_create_qp_resp,
 	    struct sroce_create_qp_resp);

@@ -7,7 +7,8 @@
  * the provider gets its own state back with to_sroce_<obj>().  Files: sroce.c
  * registers the provider and owns the device, context.c the context and its
  * ops table, query.c device and port queries, pd.c protection domains, mr.c
- * memory regions, cq.c completion queues, qp.c queue pairs, wq.c posting
+ * memory regions, cq.c completion queues, qp.c queue pairs, ah.c address
+ * handles and multicast attachment, wq.c posting
  * work requests into a QP's rings.  A new object adds its wrapper here, its
  * ops to the table in context.c, and its prototypes below.  mw.c memory
  * windows (plain struct ibv_mw: no provider state).
@@ -42,6 +43,12 @@ struct sroce_context {
 struct sroce_pd {
 	struct ibv_pd base_pd;
 	uint32_t pdn;			/* kernel's number, carried in WQEs */
+};
+
+/* An address handle: UD WQEs name it by the kernel's number. */
+struct sroce_ah {
+	struct ibv_ah ibv_ah;
+	uint32_t ahn;
 };
 
 /* libibverbs reads the verbs_mr wrapper, so the MR embeds that, not ibv_mr. */
@@ -119,6 +126,11 @@ static inline struct sroce_mr *to_sroce_mr(struct ibv_mr *ibmr)
 	return sroce_container_of(ibmr, struct sroce_mr, base_mr.ibv_mr);
 }
 
+static inline struct sroce_ah *to_sroce_ah(struct ibv_ah *ibah)
+{
+	return sroce_container_of(ibah, struct sroce_ah, ibv_ah);
+}
+
 static inline struct sroce_qp *to_sroce_qp(struct ibv_qp *ibqp)
 {
 	return sroce_container_of(ibqp, struct sroce_qp, base_qp.qp);
@@ -151,6 +163,14 @@ int sroce_cq_req_notify(struct ibv_cq *ibcq, int solicited_only);
 /* pd.c */
 struct ibv_pd *sroce_pd_alloc(struct ibv_context *ibctx);
 int sroce_pd_dealloc(struct ibv_pd *ibpd);
+
+/* ah.c */
+struct ibv_ah *sroce_ah_create(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);
+int sroce_ah_destroy(struct ibv_ah *ibah);
+int sroce_mcast_attach(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		       uint16_t lid);
+int sroce_mcast_detach(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		       uint16_t lid);
 
 /* mr.c */
 struct ibv_mr *sroce_mr_reg(struct ibv_pd *ibpd, void *addr, size_t length,

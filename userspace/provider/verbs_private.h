@@ -392,13 +392,17 @@ static_assert(sizeof(struct verbs_context_ops) == 76 * 8,
 	      "v44 verbs_context_ops has 76 slots");
 VERBS_OPS_SLOT(advise_mr, 0);
 VERBS_OPS_SLOT(alloc_pd, 5);
+VERBS_OPS_SLOT(attach_mcast, 9);
+VERBS_OPS_SLOT(create_ah, 13);
 VERBS_OPS_SLOT(create_cq, 15);
 VERBS_OPS_SLOT(create_qp, 19);
 VERBS_OPS_SLOT(create_qp_ex, 20);
 VERBS_OPS_SLOT(dealloc_pd, 26);
 VERBS_OPS_SLOT(dereg_mr, 28);
+VERBS_OPS_SLOT(destroy_ah, 29);
 VERBS_OPS_SLOT(destroy_cq, 31);
 VERBS_OPS_SLOT(destroy_qp, 34);
+VERBS_OPS_SLOT(detach_mcast, 38);
 VERBS_OPS_SLOT(free_context, 39);
 VERBS_OPS_SLOT(modify_qp, 47);
 VERBS_OPS_SLOT(poll_cq, 53);
@@ -713,6 +717,21 @@ int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 int ibv_cmd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr);
+
+/*
+ * driver.h's address-handle and multicast helpers (cmd.c).  CREATE_AH
+ * writes the core response (the handle) and the driver tail into resp,
+ * resp_size bytes; the kernel resolves the destination MAC.  ATTACH_MCAST
+ * and DETACH_MCAST take no driver data.  Return 0 or an errno value.
+ */
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
+int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * sroce provider: posting work requests into a QP's rings (RC).
+ * sroce provider: posting work requests into a QP's rings.
  *
  * A work request becomes one slot of the SQ or RQ ring (struct
  * sroce_send_wqe or struct sroce_recv_wqe, <rdma/sroce-abi.h>), written in
@@ -41,7 +41,7 @@
 #include "ring.h"
 #include "sroce.h"
 
-/* The send_flags a slot carries; the others mean nothing to an RC QP. */
+/* The send_flags a slot carries; the others mean nothing to sroce. */
 #define SROCE_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED |	\
 			  IBV_SEND_SOLICITED | IBV_SEND_INLINE)
 
@@ -145,10 +145,26 @@ static int sroce_send_check_bind(const struct ibv_send_wr *wr, bool type1)
 	return 0;
 }
 
-/* What each opcode allows. */
-static int sroce_send_check_op(const struct ibv_send_wr *wr, bool type1)
+/*
+ * What each opcode allows; UC carries SENDs, WRITEs and local operations,
+ * UD SENDs.
+ */
+static int sroce_send_check_op(const struct sroce_qp *qp,
+			       const struct ibv_send_wr *wr, bool type1)
 {
+	enum ibv_qp_type type = qp->base_qp.qp.qp_type;
 	bool inl = wr->send_flags & IBV_SEND_INLINE;
+
+	if (type == IBV_QPT_UD)
+		return (wr->opcode == IBV_WR_SEND ||
+			wr->opcode == IBV_WR_SEND_WITH_IMM) && wr->wr.ud.ah ?
+		       0 : EINVAL;
+	if (type == IBV_QPT_UC && wr->opcode != IBV_WR_SEND &&
+	    wr->opcode != IBV_WR_SEND_WITH_IMM &&
+	    wr->opcode != IBV_WR_RDMA_WRITE &&
+	    wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM &&
+	    !sroce_send_is_local(wr->opcode))
+		return EINVAL;
 
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
@@ -177,7 +193,7 @@ static int sroce_send_check_op(const struct ibv_send_wr *wr, bool type1)
 static int sroce_send_check(const struct sroce_qp *qp,
 			    const struct ibv_send_wr *wr, bool type1)
 {
-	if (sroce_send_check_op(wr, type1))
+	if (sroce_send_check_op(qp, wr, type1))
 		return EINVAL;
 	if (sroce_send_is_local(wr->opcode))
 		return 0;
@@ -190,9 +206,16 @@ static int sroce_send_check(const struct sroce_qp *qp,
 }
 
 /* The remote side of the operation: wqe->wr. */
-static void sroce_send_remote(struct sroce_send_wqe *wqe,
+static void sroce_send_remote(const struct sroce_qp *qp,
+			      struct sroce_send_wqe *wqe,
 			      const struct ibv_send_wr *wr)
 {
+	if (qp->base_qp.qp.qp_type == IBV_QPT_UD) {
+		wqe->wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		wqe->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+		wqe->wr.ud.ah = to_sroce_ah(wr->wr.ud.ah)->ahn;
+		return;
+	}
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -221,7 +244,8 @@ static void sroce_send_remote(struct sroce_send_wqe *wqe,
 	}
 }
 
-static void sroce_send_hdr(struct sroce_send_wqe *wqe,
+static void sroce_send_hdr(const struct sroce_qp *qp,
+			   struct sroce_send_wqe *wqe,
 			   const struct ibv_send_wr *wr)
 {
 	memset(wqe, 0, sizeof(*wqe));
@@ -239,7 +263,7 @@ static void sroce_send_hdr(struct sroce_send_wqe *wqe,
 		wqe->inline_len = (uint32_t)sroce_send_len(wr);
 	else
 		wqe->num_sge = (uint32_t)wr->num_sge;
-	sroce_send_remote(wqe, wr);
+	sroce_send_remote(qp, wqe, wr);
 }
 
 /* Gather the payload into the slot; its size was checked. */
@@ -283,7 +307,7 @@ static int sroce_send_one(struct sroce_qp *qp, const struct ibv_send_wr *wr,
 		return ENOMEM;
 
 	slot = sroce_wq_slot(sq, sq->producer);
-	sroce_send_hdr(&hdr, wr);
+	sroce_send_hdr(qp, &hdr, wr);
 	memcpy(slot, &hdr, sizeof(hdr));
 	sroce_send_put_payload(slot + sizeof(hdr), wr);
 	sq->producer++;

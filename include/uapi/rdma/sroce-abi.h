@@ -284,4 +284,14 @@ struct sroce_create_qp_resp {
 	__u32 max_inline_data;		/* bytes an SQ slot carries inline */
 };
 
+/*
+ * Address handles.  A UD send WQE names its destination by the number the
+ * kernel gave the AH at creation (wr.ud.ah); the kernel checks that the AH
+ * belongs to the QP's protection domain.
+ */
+struct sroce_create_ah_resp {
+	__u32 ahn;		/* device-unique address handle number */
+	__u32 reserved;
+};
+
 #endif /* SROCE_ABI_USER_H */

@@ -224,9 +224,10 @@ TEST_F(QueuePair, RefusesCapsBeyondTheLimits)
 	}
 }
 
-TEST_F(QueuePair, RefusesOtherTypesForNow)
+// RC, UC and UD are sroce's transports; raw Ethernet QPs are not.
+TEST_F(QueuePair, RefusesRawPacketQps)
 {
-	for (ibv_qp_type t : {IBV_QPT_UD, IBV_QPT_UC}) {
+	for (ibv_qp_type t : {IBV_QPT_RAW_PACKET}) {
 		SCOPED_TRACE(t);
 		ibv_qp_init_attr a = init(4, 1, 0, t);
 		errno = 0;

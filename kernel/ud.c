@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Receiving datagrams: UD QPs and the GSI QP.
+ *
+ * A datagram is one SEND ONLY packet with a DETH.  It is accepted if its
+ * Q_Key is the QP's (IBTA 10.2.5; the GSI QP's is 0x80010000, set by the
+ * MAD layer) and a receive WQE is posted; otherwise it is dropped and
+ * counted, as an unreliable service does.  The receive buffer gets the
+ * 40-byte GRH area first, as on every RoCE device: the IPv6 header, or for
+ * IPv4 twenty zero bytes and then the IPv4 header.  That is where
+ * ib_init_ah_attr_from_wc() (the CM answering a request) and the
+ * applications' ibv_init_ah_from_wc() find the sender's address, and the
+ * completion says which of the two it is (network_hdr_type).
+ *
+ * A receive WQE too small for the datagram completes with LOC_LEN_ERR and
+ * the QP carries on: a remote sender must not be able to put a datagram QP
+ * (the GSI QP above all) in the error state.  A local fault of the WQE
+ * itself (a bad lkey) does, as on the other transports.
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/skbuff.h>
+#include <rdma/ib_verbs.h>
+
+#include "cq.h"
+#include "debugfs.h"
+#include "exec.h"
+#include "qp.h"
+#include "resp.h"
+#include "sgl.h"
+#include "ud.h"
+
+#define SROCE_UD_GRH_LEN	40
+
+/* The GRH area of the receive buffer, from the packet's IP header. */
+static u8 sroce_ud_grh(const struct sk_buff *skb, u8 *grh)
+{
+	memset(grh, 0, SROCE_UD_GRH_LEN);
+	if (skb->protocol == htons(ETH_P_IP)) {
+		memcpy(grh + SROCE_UD_GRH_LEN - sizeof(struct iphdr),
+		       ip_hdr(skb), sizeof(struct iphdr));
+		return RDMA_NETWORK_IPV4;
+	}
+	memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+	return RDMA_NETWORK_IPV6;
+}
+
+static enum sroce_wc_status sroce_ud_copy(struct sroce_qp *qp,
+					  const struct sk_buff *skb,
+					  const struct sroce_pkt *pkt,
+					  u8 *net_type)
+{
+	const struct sroce_recv_wqe *rwqe = qp->resp.rwqe;
+	const struct sroce_sge *sge = (const struct sroce_sge *)(rwqe + 1);
+	enum sroce_wc_status status;
+	u8 grh[SROCE_UD_GRH_LEN];
+
+	*net_type = sroce_ud_grh(skb, grh);
+	status = sroce_sgl_copy(qp, sge, rwqe->num_sge, 0, grh, sizeof(grh),
+				SROCE_MR_TO_MR);
+	if (status != SROCE_WC_SUCCESS)
+		return status;
+	return sroce_sgl_copy(qp, sge, rwqe->num_sge, sizeof(grh),
+			      skb->data + pkt->payload_off, pkt->payload_len,
+			      SROCE_MR_TO_MR);
+}
+
+static bool sroce_ud_wqe_ok(struct sroce_qp *qp)
+{
+	size_t room = BIT(qp->rq.slot_shift) - sizeof(struct sroce_recv_wqe);
+	u32 n = qp->resp.rwqe->num_sge;
+
+	return n <= qp->cap.max_recv_sge && n * sizeof(struct sroce_sge) <= room;
+}
+
+/**
+ * sroce_ud_recv - deliver a datagram to a UD or GSI QP
+ * @qp: the QP, able to receive; qp->mutex held
+ * @skb: the packet; its network header is still valid
+ * @pkt: its parse, a well-formed UD request
+ */
+void sroce_ud_recv(struct sroce_qp *qp, const struct sk_buff *skb,
+		   const struct sroce_pkt *pkt)
+{
+	enum sroce_wc_status status = SROCE_WC_LOC_QP_OP_ERR;
+	struct sroce_cqe cqe = {
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+		.src_qp = pkt->deth.src_qp,
+		.wc_flags = SROCE_CQE_WC_GRH,
+		.pkey_index = 0,
+		.port_num = 1,
+	};
+
+	lockdep_assert_held(&qp->mutex);
+	if (pkt->deth.qkey != qp->qkey) {
+		sroce_drop_count(SROCE_DROP_QKEY);
+		return;
+	}
+	if (!sroce_resp_take_rwqe(qp))
+		return;
+	if (sroce_ud_wqe_ok(qp))
+		status = sroce_ud_copy(qp, skb, pkt, &cqe.network_hdr_type);
+	cqe.wr_id = qp->resp.rwqe->wr_id;
+	cqe.status = status;
+	if (status == SROCE_WC_SUCCESS) {
+		cqe.byte_len = SROCE_UD_GRH_LEN + pkt->payload_len;
+		if (pkt->op->flags & SROCE_OPF_IMM) {
+			cqe.wc_flags |= SROCE_CQE_WC_WITH_IMM;
+			cqe.ex = (__force u32)cpu_to_be32(pkt->imm);
+		}
+	}
+	qp->resp.have_rwqe = false;
+	if (sroce_cq_post(to_sroce_cq(qp->ibqp.recv_cq), &cqe, pkt->bth.se) ||
+	    (status != SROCE_WC_SUCCESS && status != SROCE_WC_LOC_LEN_ERR))
+		sroce_exec_set_error(qp);
+}

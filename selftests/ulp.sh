@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Kernel RDMA users between two guests: NVMe over Fabrics on RDMA, the
+# kernel's own rdma_cm, fast-register MRs, SEND_WITH_INVALIDATE and local
+# invalidation.  Guest a exports a RAM disk namespace with nvmet-rdma;
+# guest b connects with nvme-rdma (through /dev/nvme-fabrics, no nvme-cli
+# needed), writes random data with O_DIRECT, reads it back and compares,
+# then disconnects.  Emits KTAP.
+#
+#   scripts/testbed -k 6.1 -n 2 selftests/ulp.sh                 # sroce
+#   scripts/testbed -k 6.1 -n 2 -a rdma_rxe selftests/ulp.sh     # the reference
+
+. "$(dirname "$0")/lib/ktap.sh"
+. "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
+
+DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
+[ "${SROCE_GUESTS:-1}" = 2 ] || { echo "ulp.sh needs two guests (-n 2)" >&2; exit 2; }
+
+NQN=nqn.2026-11.org.sroce:ulp-test
+CFS=/sys/kernel/config/nvmet
+IMG=/dev/ram0
+MIB=32
+
+# The block device of the controller connected to NQN, if any.
+host_disk() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/subsysnqn" ] || continue
+		[ "$(cat "$c/subsysnqn")" = "$NQN" ] || continue
+		ls "$c" | grep -m1 '^nvme[0-9]*n[0-9]*$' && return 0
+		ls /sys/block | grep -m1 "^${c##*/}n" && return 0
+	done
+	return 1
+}
+
+t_setup() {
+	tb_wait_port_active "$DEV" 30 || fail "$DEV not ACTIVE"
+	ping -c 1 -W 10 "$SROCE_PEER_IP4" >/dev/null || fail "no IPv4 path to the peer"
+	if [ "$SROCE_ROLE" = a ]; then
+		modprobe nvmet-rdma || fail "modprobe nvmet-rdma"
+		mountpoint -q /sys/kernel/config ||
+			mount -t configfs none /sys/kernel/config ||
+			fail "cannot mount configfs"
+	else
+		modprobe nvme-rdma || fail "modprobe nvme-rdma"
+	fi
+	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
+}
+
+t_nvmf_target_listens() {
+	if [ "$SROCE_ROLE" = a ]; then
+		# a RAM disk: the guest's tmpfs takes no O_DIRECT
+		modprobe brd rd_nr=1 rd_size=$((MIB * 1024)) || fail "modprobe brd"
+		mkdir "$CFS/subsystems/$NQN" || fail "mkdir subsystem"
+		echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host"
+		mkdir "$CFS/subsystems/$NQN/namespaces/1"
+		echo "$IMG" >"$CFS/subsystems/$NQN/namespaces/1/device_path"
+		echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable" ||
+			fail "namespace not enabled"
+		mkdir "$CFS/ports/1"
+		echo rdma >"$CFS/ports/1/addr_trtype"
+		echo ipv4 >"$CFS/ports/1/addr_adrfam"
+		echo "$SROCE_IP4" >"$CFS/ports/1/addr_traddr"
+		echo 4420 >"$CFS/ports/1/addr_trsvcid"
+		ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN" ||
+			fail "the RDMA port refused the subsystem: $(dmesg | tail -3)"
+	fi
+	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
+}
+
+# Guest b's side of t_nvmf_connect_write_read.
+nvmf_write_read() {
+	local disk=
+	echo "transport=rdma,traddr=$SROCE_PEER_IP4,trsvcid=4420,nqn=$NQN" \
+		>/dev/nvme-fabrics ||
+		fail "connect refused: $(dmesg | grep -i nvme | tail -3)"
+	wait_until 120 'disk=$(host_disk) && [ "$(cat /sys/block/$disk/size)" != 0 ]' ||
+		fail "no namespace appeared"
+	echo "namespace: /dev/$disk"
+	expect_eq "$(( $(cat /sys/block/$disk/size) * 512 ))" \
+		$((MIB * 1024 * 1024)) "namespace size"
+	head -c $((MIB * 1024 * 1024)) /dev/urandom >/tmp/ulp-data
+	dd if=/tmp/ulp-data of=/dev/$disk bs=1M oflag=direct status=none ||
+		fail "write failed"
+	dd if=/dev/$disk of=/tmp/ulp-back bs=1M iflag=direct status=none ||
+		fail "read failed"
+	cmp /tmp/ulp-data /tmp/ulp-back || fail "read back other data"
+	# small I/Os at odd offsets too
+	dd if=/tmp/ulp-data of=/dev/$disk bs=4k seek=7 skip=7 count=3 \
+		oflag=direct conv=notrunc status=none || fail "4k write"
+	dd if=/dev/$disk of=/tmp/ulp-4k bs=4k skip=7 count=3 iflag=direct \
+		status=none || fail "4k read"
+	cmp /tmp/ulp-4k <(dd if=/tmp/ulp-data bs=4k skip=7 count=3 status=none) ||
+		fail "4k read back other data"
+}
+
+t_nvmf_connect_write_read() {
+	local rc=0
+	if [ "$SROCE_ROLE" = b ]; then
+		(nvmf_write_read)
+		rc=$?
+	fi
+	tb_barrier "$KTAP_CASE" 400 || fail "the peer did not get here"
+	[ "$rc" = 0 ] || fail "NVMe-oF I/O failed"
+}
+
+t_nvmf_disconnect() {
+	local c
+	if [ "$SROCE_ROLE" = b ]; then
+		for c in /sys/class/nvme/nvme*; do
+			[ -e "$c/subsysnqn" ] && [ "$(cat "$c/subsysnqn")" = "$NQN" ] &&
+				echo 1 >"$c/delete_controller"
+		done
+		wait_until 30 '! host_disk >/dev/null' || fail "controller still there"
+	fi
+	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
+	if [ "$SROCE_ROLE" = a ]; then
+		rm -f "$CFS/ports/1/subsystems/$NQN"
+		rmdir "$CFS/ports/1" "$CFS/subsystems/$NQN/namespaces/1" \
+			"$CFS/subsystems/$NQN" || fail "target configuration stuck"
+		modprobe -r brd
+	fi
+	modprobe -r nvme-rdma nvmet-rdma 2>/dev/null
+	return 0
+}
+
+ktap_main \
+	t_setup \
+	t_nvmf_target_listens \
+	t_nvmf_connect_write_read \
+	t_nvmf_disconnect

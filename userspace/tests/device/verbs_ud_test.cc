@@ -1,0 +1,629 @@
+// UD and UC data paths of a live RDMA device, run inside a test-bed guest
+// as root (part of verbs_device_tests):
+//   SROCE_RDMA_DEV=sroce0 verbs_device_tests --gtest_filter='Ud*:Uc*'
+// Two QPs of the device under test, in this one process, exchange traffic
+// through the device's own IPv4-mapped RoCE v2 GID (same-host loopback).
+// Each case checks the completions (status, opcode, byte_len, wc_flags,
+// src_qp, immediate data) and the memory, including the 40-byte GRH area
+// that every RoCE device puts in front of a received datagram.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <netinet/ip.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_env.h"
+#include "verbs_raii.h"
+
+namespace sroce::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr auto kWait = 30s;
+constexpr auto kQuiet = 300ms;
+constexpr uint32_t kQkey = 0x11223344;
+constexpr uint32_t kGrh = 40;
+
+struct AhDeleter {
+	void operator()(ibv_ah *a) const { ibv_destroy_ah(a); }
+};
+using Ah = std::unique_ptr<ibv_ah, AhDeleter>;
+
+// A registered buffer of n bytes, filled with b.
+struct Region {
+	Region(ibv_pd *pd, size_t n, uint8_t b) : mem(n ? n : 1, b)
+	{
+		mr.reset(ibv_reg_mr(pd, mem.data(), mem.size(),
+				    IBV_ACCESS_LOCAL_WRITE |
+					    IBV_ACCESS_REMOTE_WRITE));
+	}
+	ibv_sge sge(uint32_t off, uint32_t len)
+	{
+		return {reinterpret_cast<uintptr_t>(mem.data()) + off, len,
+			mr->lkey};
+	}
+	std::vector<uint8_t> mem;
+	Mr mr;
+};
+
+// The next completion of cq, if one comes within limit.
+std::optional<ibv_wc> next_wc(ibv_cq *cq, Clock::duration limit = kWait)
+{
+	const auto deadline = Clock::now() + limit;
+	ibv_wc wc{};
+
+	for (;;) {
+		const int n = ibv_poll_cq(cq, 1, &wc);
+		if (n < 0) {
+			ADD_FAILURE() << "ibv_poll_cq returned " << n;
+			return std::nullopt;
+		}
+		if (n == 1)
+			return wc;
+		if (Clock::now() > deadline)
+			return std::nullopt;
+		std::this_thread::sleep_for(50us);
+	}
+}
+
+std::string wc_str(const ibv_wc &wc)
+{
+	std::ostringstream o;
+	o << "{wr_id " << wc.wr_id << ", " << ibv_wc_status_str(wc.status)
+	  << ", opcode " << int(wc.opcode) << ", byte_len " << wc.byte_len
+	  << ", wc_flags 0x" << std::hex << wc.wc_flags << std::dec
+	  << ", src_qp " << wc.src_qp << ", qp_num " << wc.qp_num << "}";
+	return o.str();
+}
+
+// One value of /sys/kernel/debug/sroce/rx_drops, or -1 (not sroce).
+long rx_drops(const std::string &reason)
+{
+	std::ifstream f("/sys/kernel/debug/sroce/rx_drops");
+	std::string k;
+	long n;
+
+	while (f >> k >> n)
+		if (k == reason)
+			return n;
+	return -1;
+}
+
+// Base of the UD and UC cases: device, PD, the own IPv4-mapped GID, one
+// CQ per direction.
+class Datagram : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		const std::string name = test_device_name();
+		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
+		ctx_ = open_device(name);
+		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		ASSERT_EQ(ibv_query_port(ctx_.get(), 1, &port_), 0);
+		pd_.reset(ibv_alloc_pd(ctx_.get()));
+		ASSERT_TRUE(pd_);
+		ASSERT_NO_FATAL_FAILURE(find_gid());
+		scq_.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
+		rcq_.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
+		ASSERT_TRUE(scq_ && rcq_);
+	}
+
+	void find_gid()
+	{
+		static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0,
+						  0, 0, 0, 0, 0xff, 0xff};
+		const char *want = std::getenv("SROCE_IP4");
+		in_addr a{};
+		const bool have = want && inet_pton(AF_INET, want, &a) == 1;
+
+		for (int i = 0; i < port_.gid_tbl_len; i++) {
+			ibv_gid_entry e{};
+			if (ibv_query_gid_ex(ctx_.get(), 1, uint32_t(i), &e, 0) ||
+			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
+			    std::memcmp(e.gid.raw, v4map, 12))
+				continue;
+			if (have && std::memcmp(e.gid.raw + 12, &a, 4))
+				continue;
+			gid_ = e.gid;
+			gid_index_ = i;
+			return;
+		}
+		FAIL() << "no IPv4 RoCE v2 GID on the device";
+	}
+
+	Qp make_qp(ibv_qp_type type, uint32_t max_recv = 16)
+	{
+		ibv_qp_init_attr a{};
+		a.send_cq = scq_.get();
+		a.recv_cq = rcq_.get();
+		a.qp_type = type;
+		a.sq_sig_all = 1;
+		a.cap.max_send_wr = 16;
+		a.cap.max_recv_wr = max_recv;
+		a.cap.max_send_sge = 2;
+		a.cap.max_recv_sge = 2;
+		return Qp(ibv_create_qp(pd_.get(), &a));
+	}
+
+	// RESET -> INIT -> RTR -> RTS for a UD QP with qkey.
+	::testing::AssertionResult ud_ready(ibv_qp *qp, uint32_t qkey = kQkey)
+	{
+		ibv_qp_attr a{};
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = 1;
+		a.qkey = qkey;
+		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						    IBV_QP_PORT | IBV_QP_QKEY))
+			return ::testing::AssertionFailure() << "INIT: " << r;
+		a = {};
+		a.qp_state = IBV_QPS_RTR;
+		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE))
+			return ::testing::AssertionFailure() << "RTR: " << r;
+		a.qp_state = IBV_QPS_RTS;
+		a.sq_psn = 0x123;
+		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+			return ::testing::AssertionFailure() << "RTS: " << r;
+		return ::testing::AssertionSuccess();
+	}
+
+	ibv_ah_attr ah_attr(const ibv_gid &dgid) const
+	{
+		ibv_ah_attr a{};
+		a.is_global = 1;
+		a.grh.dgid = dgid;
+		a.grh.sgid_index = uint8_t(gid_index_);
+		a.grh.hop_limit = 64;
+		a.port_num = 1;
+		return a;
+	}
+
+	Ah make_ah(ibv_pd *pd, const ibv_gid &dgid)
+	{
+		ibv_ah_attr a = ah_attr(dgid);
+		return Ah(ibv_create_ah(pd, &a));
+	}
+
+	static int post_recv(ibv_qp *qp, uint64_t id, ibv_sge sge)
+	{
+		ibv_recv_wr wr{}, *bad = nullptr;
+		wr.wr_id = id;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		return ibv_post_recv(qp, &wr, &bad);
+	}
+
+	static int post_ud(ibv_qp *qp, uint64_t id, ibv_sge sge, ibv_ah *ah,
+			   uint32_t dqpn, uint32_t qkey,
+			   ibv_wr_opcode op = IBV_WR_SEND, uint32_t imm = 0)
+	{
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = id;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = op;
+		wr.imm_data = htobe32(imm);
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = dqpn;
+		wr.wr.ud.remote_qkey = qkey;
+		return ibv_post_send(qp, &wr, &bad);
+	}
+
+	uint32_t port_mtu() const { return 128u << port_.active_mtu; }
+
+	Context ctx_;
+	Pd pd_;
+	ibv_port_attr port_{};
+	ibv_gid gid_{};
+	int gid_index_ = -1;
+	Cq scq_, rcq_;
+};
+
+// ---------------------------------------------------------------------
+// UD
+
+class Ud : public Datagram {
+protected:
+	void SetUp() override
+	{
+		ASSERT_NO_FATAL_FAILURE(Datagram::SetUp());
+		a_ = make_qp(IBV_QPT_UD);
+		b_ = make_qp(IBV_QPT_UD);
+		ASSERT_TRUE(a_ && b_) << std::strerror(errno);
+		ASSERT_TRUE(ud_ready(a_.get()));
+		ASSERT_TRUE(ud_ready(b_.get()));
+		ah_ = make_ah(pd_.get(), gid_);
+		ASSERT_TRUE(ah_) << "ibv_create_ah: " << std::strerror(errno);
+	}
+
+	// Sends len bytes from a to b and checks both completions, the GRH
+	// area and the payload.
+	void exchange(uint32_t len, ibv_wr_opcode op = IBV_WR_SEND)
+	{
+		Region src(pd_.get(), len, 0), dst(pd_.get(), kGrh + len, 0xee);
+		for (uint32_t i = 0; i < len; i++)
+			src.mem[i] = uint8_t(i * 7 + len);
+		ASSERT_EQ(post_recv(b_.get(), 7, dst.sge(0, kGrh + len)), 0);
+		ASSERT_EQ(post_ud(a_.get(), 9, src.sge(0, len), ah_.get(),
+				  b_->qp_num, kQkey, op, 0xabcd0000 | len),
+			  0);
+		auto s = next_wc(scq_.get());
+		ASSERT_TRUE(s) << "no send completion";
+		EXPECT_EQ(s->status, IBV_WC_SUCCESS) << wc_str(*s);
+		EXPECT_EQ(s->wr_id, 9u);
+		EXPECT_EQ(s->opcode, IBV_WC_SEND);
+		auto r = next_wc(rcq_.get());
+		ASSERT_TRUE(r) << "no receive completion";
+		ASSERT_EQ(r->status, IBV_WC_SUCCESS) << wc_str(*r);
+		EXPECT_EQ(r->wr_id, 7u);
+		EXPECT_EQ(r->opcode, IBV_WC_RECV);
+		EXPECT_EQ(r->byte_len, kGrh + len);
+		EXPECT_EQ(r->qp_num, b_->qp_num);
+		EXPECT_EQ(r->src_qp, a_->qp_num);
+		EXPECT_TRUE(r->wc_flags & IBV_WC_GRH) << wc_str(*r);
+		if (op == IBV_WR_SEND_WITH_IMM) {
+			EXPECT_TRUE(r->wc_flags & IBV_WC_WITH_IMM);
+			EXPECT_EQ(be32toh(r->imm_data), 0xabcd0000 | len);
+		} else {
+			EXPECT_FALSE(r->wc_flags & IBV_WC_WITH_IMM);
+		}
+		// IPv4: 20 bytes of anything, then the IPv4 header
+		iphdr ip;
+		std::memcpy(&ip, dst.mem.data() + 20, sizeof(ip));
+		EXPECT_EQ(ip.version, 4);
+		EXPECT_EQ(ip.protocol, IPPROTO_UDP);
+		EXPECT_EQ(std::memcmp(&ip.saddr, gid_.raw + 12, 4), 0);
+		EXPECT_EQ(std::memcmp(&ip.daddr, gid_.raw + 12, 4), 0);
+		EXPECT_EQ(ntohs(ip.tot_len), 20 + 8 + 12 + 8 +
+			  (op == IBV_WR_SEND_WITH_IMM ? 4 : 0) +
+			  ((len + 3) & ~3u) + 4);
+		EXPECT_EQ(std::memcmp(dst.mem.data() + kGrh, src.mem.data(), len),
+			  0) << "payload";
+		// the sender's address comes back out of the GRH
+		ibv_ah_attr back{};
+		EXPECT_EQ(ibv_init_ah_from_wc(ctx_.get(), 1, &*r,
+					      reinterpret_cast<ibv_grh *>(
+						      dst.mem.data()),
+					      &back),
+			  0);
+		EXPECT_EQ(std::memcmp(back.grh.dgid.raw, gid_.raw, 16), 0);
+	}
+
+	Qp a_, b_;
+	Ah ah_;
+};
+
+TEST_F(Ud, SendsOfEverySizeUpToThePortMtu)
+{
+	for (uint32_t len : {0u, 1u, 3u, 100u, port_mtu() - 1, port_mtu()}) {
+		SCOPED_TRACE(len);
+		ASSERT_NO_FATAL_FAILURE(exchange(len));
+	}
+}
+
+TEST_F(Ud, SendWithImmediate)
+{
+	ASSERT_NO_FATAL_FAILURE(exchange(33, IBV_WR_SEND_WITH_IMM));
+}
+
+// A datagram larger than the port MTU fails locally; the QP is in error.
+TEST_F(Ud, LargerThanTheMtuFails)
+{
+	Region src(pd_.get(), port_mtu() + 1, 1);
+	ASSERT_EQ(post_ud(a_.get(), 1, src.sge(0, port_mtu() + 1), ah_.get(),
+			  b_->qp_num, kQkey),
+		  0);
+	auto s = next_wc(scq_.get());
+	ASSERT_TRUE(s);
+	EXPECT_EQ(s->status, IBV_WC_LOC_LEN_ERR) << wc_str(*s);
+	EXPECT_FALSE(next_wc(rcq_.get(), kQuiet));
+}
+
+// Another Q_Key is dropped (and counted); a controlled Q_Key in the WR
+// (high bit set) stands for the sender QP's own.
+TEST_F(Ud, QkeyMismatchIsDroppedControlledQkeyUsesOwn)
+{
+	Region src(pd_.get(), 16, 3), dst(pd_.get(), kGrh + 16, 0);
+	const long before = rx_drops("bad_qkey");
+
+	ASSERT_EQ(post_recv(b_.get(), 1, dst.sge(0, kGrh + 16)), 0);
+	ASSERT_EQ(post_ud(a_.get(), 2, src.sge(0, 16), ah_.get(), b_->qp_num,
+			  kQkey + 1),
+		  0);
+	auto s = next_wc(scq_.get());
+	ASSERT_TRUE(s);
+	EXPECT_EQ(s->status, IBV_WC_SUCCESS) << "the sender cannot know";
+	EXPECT_FALSE(next_wc(rcq_.get(), kQuiet)) << "delivered anyway";
+	if (before >= 0) {
+		EXPECT_EQ(rx_drops("bad_qkey"), before + 1);
+	}
+
+	ASSERT_EQ(post_ud(a_.get(), 3, src.sge(0, 16), ah_.get(), b_->qp_num,
+			  0x80000000u | 0x42),
+		  0);
+	ASSERT_TRUE(next_wc(scq_.get()));
+	auto r = next_wc(rcq_.get());
+	ASSERT_TRUE(r) << "controlled Q_Key not replaced by the QP's";
+	EXPECT_EQ(r->status, IBV_WC_SUCCESS) << wc_str(*r);
+}
+
+// A datagram with no receive posted is lost; one too big for the receive
+// buffer completes it in error; the QP keeps receiving either way.
+TEST_F(Ud, ReceiverTroublesDoNotStopTheQp)
+{
+	Region src(pd_.get(), 200, 5), small(pd_.get(), kGrh + 50, 0),
+		big(pd_.get(), kGrh + 200, 0);
+
+	ASSERT_EQ(post_ud(a_.get(), 1, src.sge(0, 200), ah_.get(), b_->qp_num,
+			  kQkey),
+		  0);
+	ASSERT_TRUE(next_wc(scq_.get()));
+	EXPECT_FALSE(next_wc(rcq_.get(), kQuiet));
+
+	ASSERT_EQ(post_recv(b_.get(), 2, small.sge(0, kGrh + 50)), 0);
+	ASSERT_EQ(post_ud(a_.get(), 3, src.sge(0, 200), ah_.get(), b_->qp_num,
+			  kQkey),
+		  0);
+	ASSERT_TRUE(next_wc(scq_.get()));
+	auto r = next_wc(rcq_.get());
+	ASSERT_TRUE(r);
+	EXPECT_EQ(r->wr_id, 2u);
+	EXPECT_EQ(r->status, IBV_WC_LOC_LEN_ERR) << wc_str(*r);
+
+	ASSERT_EQ(post_recv(b_.get(), 4, big.sge(0, kGrh + 200)), 0);
+	ASSERT_EQ(post_ud(a_.get(), 5, src.sge(0, 200), ah_.get(), b_->qp_num,
+			  kQkey),
+		  0);
+	ASSERT_TRUE(next_wc(scq_.get()));
+	r = next_wc(rcq_.get());
+	ASSERT_TRUE(r);
+	EXPECT_EQ(r->wr_id, 4u);
+	EXPECT_EQ(r->status, IBV_WC_SUCCESS) << wc_str(*r);
+	EXPECT_EQ(std::memcmp(big.mem.data() + kGrh, src.mem.data(), 200), 0);
+}
+
+// Only SENDs go on a UD QP, and each needs an address handle.
+TEST_F(Ud, OnlySendsWithAnAddressHandle)
+{
+	Region src(pd_.get(), 8, 0);
+	ibv_sge sge = src.sge(0, 8);
+	ibv_send_wr wr{}, *bad = nullptr;
+
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.ud.ah = ah_.get();
+	EXPECT_EQ(ibv_post_send(a_.get(), &wr, &bad), EINVAL);
+	wr.opcode = IBV_WR_SEND;
+	wr.wr.ud.ah = nullptr;
+	EXPECT_EQ(ibv_post_send(a_.get(), &wr, &bad), EINVAL);
+	EXPECT_FALSE(next_wc(scq_.get(), kQuiet));
+}
+
+// An address handle of another protection domain is refused at send time.
+TEST_F(Ud, AddressHandleOfAnotherPdFails)
+{
+	Pd other(ibv_alloc_pd(ctx_.get()));
+	ASSERT_TRUE(other);
+	Ah foreign = make_ah(other.get(), gid_);
+	ASSERT_TRUE(foreign);
+	Region src(pd_.get(), 8, 0);
+
+	ASSERT_EQ(post_ud(a_.get(), 1, src.sge(0, 8), foreign.get(), b_->qp_num,
+			  kQkey),
+		  0);
+	auto s = next_wc(scq_.get());
+	ASSERT_TRUE(s);
+	EXPECT_NE(s->status, IBV_WC_SUCCESS) << wc_str(*s);
+	EXPECT_FALSE(next_wc(rcq_.get(), kQuiet));
+}
+
+// A multicast group: datagrams to it reach the attached QP, and stop after
+// it detaches.
+TEST_F(Ud, MulticastAttachDetach)
+{
+	ibv_gid group{};
+	group.raw[10] = group.raw[11] = 0xff;
+	group.raw[12] = 239;
+	group.raw[13] = 7;
+	group.raw[14] = 7;
+	group.raw[15] = 7;
+	Ah mah = make_ah(pd_.get(), group);
+	ASSERT_TRUE(mah) << "multicast AH: " << std::strerror(errno);
+	Region src(pd_.get(), 64, 9), dst(pd_.get(), 2 * (kGrh + 64), 0);
+
+	ASSERT_EQ(ibv_attach_mcast(b_.get(), &group, 0), 0);
+	ASSERT_EQ(post_recv(b_.get(), 1, dst.sge(0, kGrh + 64)), 0);
+	ASSERT_EQ(post_ud(a_.get(), 2, src.sge(0, 64), mah.get(), 0xffffff,
+			  kQkey),
+		  0);
+	ASSERT_TRUE(next_wc(scq_.get()));
+	auto r = next_wc(rcq_.get());
+	ASSERT_TRUE(r) << "multicast datagram not delivered";
+	EXPECT_EQ(r->status, IBV_WC_SUCCESS) << wc_str(*r);
+	EXPECT_EQ(r->src_qp, a_->qp_num);
+	EXPECT_EQ(std::memcmp(dst.mem.data() + kGrh, src.mem.data(), 64), 0);
+
+	ASSERT_EQ(ibv_detach_mcast(b_.get(), &group, 0), 0);
+	ASSERT_EQ(post_recv(b_.get(), 3, dst.sge(kGrh + 64, kGrh + 64)), 0);
+	ASSERT_EQ(post_ud(a_.get(), 4, src.sge(0, 64), mah.get(), 0xffffff,
+			  kQkey),
+		  0);
+	ASSERT_TRUE(next_wc(scq_.get()));
+	EXPECT_FALSE(next_wc(rcq_.get(), kQuiet)) << "delivered after detach";
+
+	EXPECT_NE(ibv_detach_mcast(b_.get(), &group, 0), 0)
+		<< "detached twice";
+	EXPECT_NE(ibv_attach_mcast(b_.get(), &gid_, 0), 0)
+		<< "attached to a unicast GID";
+}
+
+// ---------------------------------------------------------------------
+// UC
+
+class Uc : public Datagram {
+protected:
+	void SetUp() override
+	{
+		ASSERT_NO_FATAL_FAILURE(Datagram::SetUp());
+		a_ = make_qp(IBV_QPT_UC);
+		b_ = make_qp(IBV_QPT_UC);
+		ASSERT_TRUE(a_ && b_) << std::strerror(errno);
+		ASSERT_TRUE(connect(a_.get(), b_->qp_num));
+		ASSERT_TRUE(connect(b_.get(), a_->qp_num));
+	}
+
+	::testing::AssertionResult connect(ibv_qp *qp, uint32_t dqpn)
+	{
+		ibv_qp_attr a{};
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = 1;
+		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						    IBV_QP_PORT |
+						    IBV_QP_ACCESS_FLAGS))
+			return ::testing::AssertionFailure() << "INIT: " << r;
+		a = {};
+		a.qp_state = IBV_QPS_RTR;
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = dqpn;
+		a.rq_psn = 0x400;
+		a.ah_attr = ah_attr(gid_);
+		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+						    IBV_QP_PATH_MTU |
+						    IBV_QP_DEST_QPN |
+						    IBV_QP_RQ_PSN))
+			return ::testing::AssertionFailure() << "RTR: " << r;
+		a = {};
+		a.qp_state = IBV_QPS_RTS;
+		a.sq_psn = 0x400;
+		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+			return ::testing::AssertionFailure() << "RTS: " << r;
+		return ::testing::AssertionSuccess();
+	}
+
+	int post(ibv_qp *qp, uint64_t id, ibv_sge sge, ibv_wr_opcode op,
+		 uint64_t raddr = 0, uint32_t rkey = 0)
+	{
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = id;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = op;
+		wr.imm_data = htobe32(uint32_t(id));
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+		return ibv_post_send(qp, &wr, &bad);
+	}
+
+	Qp a_, b_;
+};
+
+TEST_F(Uc, SendsAcrossPackets)
+{
+	for (uint32_t len : {0u, 1u, 1024u, 1025u, 5000u}) {
+		SCOPED_TRACE(len);
+		Region src(pd_.get(), len, uint8_t(len)), dst(pd_.get(), len, 0);
+		for (uint32_t i = 0; i < len; i++)
+			src.mem[i] = uint8_t(i ^ (i >> 8));
+		ASSERT_EQ(post_recv(b_.get(), len, dst.sge(0, len)), 0);
+		ASSERT_EQ(post(a_.get(), len, src.sge(0, len), IBV_WR_SEND), 0);
+		auto s = next_wc(scq_.get());
+		ASSERT_TRUE(s);
+		EXPECT_EQ(s->status, IBV_WC_SUCCESS) << wc_str(*s);
+		auto r = next_wc(rcq_.get());
+		ASSERT_TRUE(r);
+		EXPECT_EQ(r->status, IBV_WC_SUCCESS) << wc_str(*r);
+		EXPECT_EQ(r->opcode, IBV_WC_RECV);
+		EXPECT_EQ(r->byte_len, len);
+		EXPECT_EQ(r->src_qp, a_->qp_num);
+		EXPECT_EQ(dst.mem, src.mem);
+	}
+}
+
+TEST_F(Uc, WriteAndWriteWithImmediate)
+{
+	const uint32_t len = 3000;
+	Region src(pd_.get(), len, 0x5a), dst(pd_.get(), len, 0),
+		none(pd_.get(), 0, 0);
+
+	ASSERT_EQ(post(a_.get(), 1, src.sge(0, len), IBV_WR_RDMA_WRITE,
+		       reinterpret_cast<uintptr_t>(dst.mem.data()),
+		       dst.mr->rkey),
+		  0);
+	auto s = next_wc(scq_.get());
+	ASSERT_TRUE(s);
+	EXPECT_EQ(s->status, IBV_WC_SUCCESS) << wc_str(*s);
+	EXPECT_FALSE(next_wc(rcq_.get(), kQuiet)) << "WRITE consumed a receive";
+
+	for (auto &b : src.mem)
+		b = 0xa5;
+	ASSERT_EQ(post_recv(b_.get(), 2, none.sge(0, 0)), 0);
+	ASSERT_EQ(post(a_.get(), 3, src.sge(0, len), IBV_WR_RDMA_WRITE_WITH_IMM,
+		       reinterpret_cast<uintptr_t>(dst.mem.data()),
+		       dst.mr->rkey),
+		  0);
+	ASSERT_TRUE(next_wc(scq_.get()));
+	auto r = next_wc(rcq_.get());
+	ASSERT_TRUE(r);
+	EXPECT_EQ(r->status, IBV_WC_SUCCESS) << wc_str(*r);
+	EXPECT_EQ(r->opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	EXPECT_EQ(r->byte_len, len);
+	EXPECT_TRUE(r->wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(be32toh(r->imm_data), 3u);
+	EXPECT_EQ(dst.mem, src.mem);
+}
+
+// Without a receive WQE, or with a bad R_Key, a message is lost without
+// an error on either side; the next one arrives.
+TEST_F(Uc, LostMessagesDoNotStopTheQp)
+{
+	Region src(pd_.get(), 2048, 1), dst(pd_.get(), 2048, 0);
+
+	ASSERT_EQ(post(a_.get(), 1, src.sge(0, 2048), IBV_WR_SEND), 0);
+	ASSERT_EQ(post(a_.get(), 2, src.sge(0, 2048), IBV_WR_RDMA_WRITE,
+		       reinterpret_cast<uintptr_t>(dst.mem.data()),
+		       dst.mr->rkey + 1),
+		  0);
+	for (int i = 0; i < 2; i++) {
+		auto s = next_wc(scq_.get());
+		ASSERT_TRUE(s);
+		EXPECT_EQ(s->status, IBV_WC_SUCCESS) << wc_str(*s);
+	}
+	EXPECT_FALSE(next_wc(rcq_.get(), kQuiet));
+	EXPECT_EQ(dst.mem, std::vector<uint8_t>(2048, 0));
+
+	ASSERT_EQ(post_recv(b_.get(), 3, dst.sge(0, 2048)), 0);
+	ASSERT_EQ(post(a_.get(), 4, src.sge(0, 2048), IBV_WR_SEND), 0);
+	ASSERT_TRUE(next_wc(scq_.get()));
+	auto r = next_wc(rcq_.get());
+	ASSERT_TRUE(r);
+	EXPECT_EQ(r->status, IBV_WC_SUCCESS) << wc_str(*r);
+	EXPECT_EQ(r->byte_len, 2048u);
+	EXPECT_EQ(dst.mem, src.mem);
+}
+
+TEST_F(Uc, NoReadsOrAtomics)
+{
+	Region src(pd_.get(), 8, 0);
+	EXPECT_EQ(post(a_.get(), 1, src.sge(0, 8), IBV_WR_RDMA_READ, 0x1000, 1),
+		  EINVAL);
+	EXPECT_EQ(post(a_.get(), 1, src.sge(0, 8), IBV_WR_ATOMIC_FETCH_AND_ADD,
+		       0x1000, 1),
+		  EINVAL);
+}
+
+} // namespace
+} // namespace sroce::test
