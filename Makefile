@@ -5,6 +5,7 @@
 #   make                 build sroce.ko for the running kernel and the provider
 #   make userspace       the provider plus the C++ tests (needs libgtest-dev)
 #   make KDIR=/path      build the module against other kernel headers
+#   make ktests          the test modules the guest suites load (KDIR= too)
 #   make install         install sroce.ko (updates/) and the provider (as root)
 #   make unit            build and run the userspace unit tests
 #   make microbench      run the protocol-core micro-benchmarks (core_bench)
@@ -27,13 +28,13 @@ SROCE_GIT := $(shell git -C $(CURDIR) describe --always --dirty --tags 2>/dev/nu
 krel = $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 kmod_dir = $(BUILD)/kmod/$(krel)
 
-.PHONY: all module provider userspace unit microbench install \
+.PHONY: all module ktests provider userspace unit microbench install \
 	install-module install-provider demo check bench clean help
 
 all: module provider
 
 help:
-	@sed -n '3,14p' Makefile
+	@sed -n '3,15p' Makefile
 
 module:
 	@test -n "$(krel)" || { echo "sroce: no kernel headers at $(KDIR);" \
@@ -42,6 +43,14 @@ module:
 	@cp -rsf $(CURDIR)/Kbuild $(CURDIR)/kernel $(CURDIR)/include $(kmod_dir)/
 	$(MAKE) -C $(KDIR) M=$(kmod_dir) W=$(W) SROCE_GIT=$(SROCE_GIT) modules
 	@echo "sroce: built $(kmod_dir)/sroce.ko"
+
+# Test modules the selftests load in the guests (selftests/kmod), never
+# installed; built like sroce.ko in a shadow tree per kernel.
+ktests:
+	@test -n "$(krel)" || { echo "sroce: no kernel headers at $(KDIR)" >&2; exit 1; }
+	@mkdir -p $(BUILD)/ktest/$(krel)
+	@cp -rsf $(CURDIR)/selftests/kmod/. $(BUILD)/ktest/$(krel)/
+	$(MAKE) -C $(KDIR) M=$(BUILD)/ktest/$(krel) W=$(W) modules
 
 $(BUILD)/userspace/CMakeCache.txt:
 	cmake -S $(CURDIR)/userspace -B $(BUILD)/userspace \

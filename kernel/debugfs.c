@@ -26,6 +26,7 @@ static const char *const obj_names[SROCE_OBJ_KINDS] = {
 	[SROCE_OBJ_AH] = "ahs",
 	[SROCE_OBJ_MCAST] = "mcast_groups",
 	[SROCE_OBJ_SRQ] = "srqs",
+	[SROCE_OBJ_MW] = "mws",
 };
 
 static const char *const drop_names[SROCE_DROP_REASONS] = {

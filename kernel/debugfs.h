@@ -21,6 +21,7 @@ enum sroce_obj_kind {
 	SROCE_OBJ_AH,
 	SROCE_OBJ_MCAST,
 	SROCE_OBJ_SRQ,
+	SROCE_OBJ_MW,
 	SROCE_OBJ_KINDS,
 };
 

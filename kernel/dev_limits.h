@@ -19,6 +19,8 @@
 #define SROCE_MAX_CQE		BIT(16)		/* 4 MiB ring of 64-byte CQEs */
 #define SROCE_MAX_MR		BIT(16)		/* mr_count bound */
 #define SROCE_MAX_MR_SIZE	BIT_ULL(36)	/* 64 GiB: 128 MiB page array */
+#define SROCE_MAX_FAST_REG_PAGES 512		/* pages of a fast-register MR */
+#define SROCE_MAX_MW		BIT(16)		/* mw_count bound */
 
 #define SROCE_MAX_QP		BIT(14)		/* QPNs 2..SROCE_MAX_QP + 1; two rings each */
 #define SROCE_MAX_QP_WR		BIT(14)		/* WQEs per SQ or RQ: 16 MiB rings at most */

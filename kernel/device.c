@@ -26,6 +26,7 @@
 #include "device.h"
 #include "mcast.h"
 #include "mr.h"
+#include "mw.h"
 #include "net.h"
 #include "qp.h"
 #include "queue.h"
@@ -115,6 +116,7 @@ static const struct ib_device_ops *const sroce_device_ops[] = {
 	&sroce_queue_ops,
 	&sroce_cq_ops,
 	&sroce_mr_ops,
+	&sroce_mw_ops,
 	&sroce_qp_ops,
 	&sroce_ah_ops,
 	&sroce_mcast_ops,

@@ -30,8 +30,9 @@ struct sroce_dev {
 	struct ida pd_ida;		/* PD numbers, 1..SROCE_MAX_PD */
 	struct ida cq_ida;		/* CQ numbers, 1..SROCE_MAX_CQ */
 	struct ida srq_ida;		/* SRQ numbers, 1..SROCE_MAX_SRQ */
-	struct xarray mr_xa;		/* key -> struct sroce_mr (mr.c) */
+	struct xarray mr_xa;		/* key index -> MR or MW (mr.h) */
 	atomic_t mr_count;		/* live MRs, at most SROCE_MAX_MR */
+	atomic_t mw_count;		/* live MWs, at most SROCE_MAX_MW */
 	struct xarray qp_xa;		/* QPN -> struct sroce_qp_ref (qp.c) */
 	struct xarray ah_xa;		/* AH number -> struct sroce_ah_dest (ah.c) */
 	struct mutex mcast_mutex;	/* multicast groups, see mcast.c */

@@ -5,15 +5,31 @@
  * needs from them: finding an MR by key with its permission checks, copying
  * to and from MR memory, and mapping a word for atomics.
  *
- * Keys.  lkey and rkey are the same random 32-bit value, so a peer cannot
- * derive a valid rkey from the ones it has seen; 0 is never used.  Each
- * device maps keys to MRs in mr_xa; a collision draws a new key.
+ * Keys (see mr.h): a random 24-bit index into the device's mr_xa above a
+ * random key byte, so a peer cannot derive a valid rkey from the ones it has
+ * seen; lkey == rkey, and 0 is never used (index 0 is never drawn).  Memory
+ * windows (mw.c) draw their indices from the same xarray, tagged.
+ *
+ * Fast-register MRs (alloc_mr, for kernel ULPs) are published invalid; the
+ * ULP fills their page list with map_mr_sg and posts IB_WR_REG_MR, which
+ * the requester executes in SQ order (sroce_mr_fast_reg()) and which makes
+ * the MR valid under the key the WR names; IB_WR_LOCAL_INV or a remote
+ * SEND_WITH_INV makes it invalid again (sroce_mr_invalidate()).  map_mr_sg
+ * writes a second list, copied at IB_WR_REG_MR, so preparing the next
+ * registration never changes the pages of the one in force.
  *
  * Lifetime and locking:
  *  - An MR holds one reference for its key from the moment the key is
- *    published in mr_xa until dereg erases it.  Every field but ref is set
- *    before publication and never changes afterwards, so holders read them
- *    without locks.
+ *    published in mr_xa until dereg erases it.  Every field of a user or
+ *    DMA MR but ref is set before publication and never changes afterwards,
+ *    so holders read them without locks.  The state of a fast-register MR
+ *    changes under mr->lock; sroce_mr_get() checks it under the lock, and
+ *    a copy that races with a re-registration (a ULP bug) still only
+ *    touches pages the ULP registered: page indices are bounded by the
+ *    list's capacity.
+ *  - A memory window bound to an MR counts in num_mw (under mr->lock, taken
+ *    inside the window's lock); dereg refuses an MR with bound windows
+ *    (EBUSY) and marks it dying first, so no bind slips in after the check.
  *  - The data path finds an MR with sroce_mr_get() from any context
  *    (softirq, workqueue, process): xa_load() under rcu_read_lock() and
  *    refcount_inc_not_zero(), no lock.  It calls sroce_mr_put() when done
@@ -48,13 +64,14 @@
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			 IB_ACCESS_MW_BIND)
 
-/* Attempts at a free random key; failing all means mr_xa is absurdly full. */
+/* Attempts at a free random index; failing all means mr_xa is absurdly full. */
 #define SROCE_MR_KEY_TRIES 16
 
 void sroce_mr_dev_init(struct sroce_dev *sdev)
 {
 	xa_init(&sdev->mr_xa);
 	atomic_set(&sdev->mr_count, 0);
+	atomic_set(&sdev->mw_count, 0);
 }
 
 /* ib_core destroys every MR before the device is freed. */
@@ -100,6 +117,8 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev,
 	}
 	mr->pd = ibpd;
 	mr->access = access;
+	mr->valid = true;
+	spin_lock_init(&mr->lock);
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
 	return mr;
@@ -109,31 +128,65 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev,
 static void sroce_mr_free_unpublished(struct sroce_dev *sdev,
 				      struct sroce_mr *mr)
 {
+	kfree(mr->map);
+	kfree(mr->fr_pages);
 	kfree(mr);
 	atomic_dec(&sdev->mr_count);
 }
 
-/*
- * Makes the MR visible to lookups under a fresh random key: the last step
- * of a registration, since a peer may guess the key at once.  xa_insert()
- * publishes with release semantics, so a lookup sees every field set.
+/**
+ * sroce_mr_key_publish - give an object a fresh random key in mr_xa
+ * @sdev: the device
+ * @obj: the MR or memory window, fully initialised: a peer may guess the
+ *	 key at once, and xa_insert() publishes with release semantics
+ * @kind: what @obj is, kept as the entry's tag
+ * @key: set to the key
+ *
+ * Process context.  Returns 0, or -ENOMEM when no free index was found.
  */
-static int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
+int sroce_mr_key_publish(struct sroce_dev *sdev, void *obj,
+			 enum sroce_key_kind kind, u32 *key)
 {
 	int i, err;
-	u32 key;
+	u32 k;
 
 	for (i = 0; i < SROCE_MR_KEY_TRIES; i++) {
-		key = get_random_u32();
-		if (!key)
+		k = get_random_u32();
+		if (!sroce_key_index(k))
 			continue;
-		mr->ibmr.lkey = key;
-		mr->ibmr.rkey = key;
-		err = xa_insert(&sdev->mr_xa, key, mr, GFP_KERNEL);
+		*key = k;
+		err = xa_insert(&sdev->mr_xa, sroce_key_index(k),
+				xa_tag_pointer(obj, kind), GFP_KERNEL);
 		if (err != -EBUSY)
 			return err;
 	}
 	return -ENOMEM;
+}
+
+/*
+ * The MR or window a key's index names, or NULL; the caller holds
+ * rcu_read_lock() and must take a reference before dropping it.  The key
+ * byte is the caller's to check.
+ */
+void *sroce_mr_key_lookup(struct sroce_dev *sdev, u32 key,
+			  enum sroce_key_kind *kind)
+{
+	void *entry = xa_load(&sdev->mr_xa, sroce_key_index(key));
+
+	if (!entry)
+		return NULL;
+	*kind = xa_pointer_tag(entry);
+	return xa_untag_pointer(entry);
+}
+
+static int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	int err;
+
+	err = sroce_mr_key_publish(sdev, mr, SROCE_KEY_MR, &mr->key);
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	return err;
 }
 
 /*
@@ -237,20 +290,45 @@ static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+/*
+ * Refuses an MR that memory windows are bound to (the verbs say dereg fails
+ * then); otherwise marks it dying under the lock, so that no bind can
+ * start afterwards, and tells whether it may go.
+ */
+static int sroce_mr_retire(struct sroce_mr *mr)
+{
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->num_mw)
+		err = -EBUSY;
+	else
+		mr->dying = true;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return err;
+}
+
 /* Waits for the data path to let go of the MR, so it may sleep. */
 static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_mr *mr = to_sroce_mr(ibmr);
 	struct sroce_dev *sdev = to_sroce_dev(mr->pd->device);
+	int err;
 
 	might_sleep();
-	xa_erase(&sdev->mr_xa, mr->ibmr.lkey);
+	err = sroce_mr_retire(mr);
+	if (err)
+		return err;
+	xa_erase(&sdev->mr_xa, sroce_key_index(mr->key));
 	sroce_mr_put(mr);
 	wait_for_completion(&mr->released);
 
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+	kfree(mr->map);
+	kfree(mr->fr_pages);
 	atomic_dec(&sdev->mr_count);
 	sroce_obj_put(SROCE_OBJ_MR);
 	kfree_rcu(mr, rcu);
@@ -259,8 +337,74 @@ static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 
 static bool sroce_mr_in_bounds(const struct sroce_mr *mr, u64 iova, u64 len)
 {
-	return iova >= mr->iova && len <= mr->length &&
-	       iova - mr->iova <= mr->length - len;
+	u64 start = READ_ONCE(mr->iova), size = READ_ONCE(mr->length);
+
+	return iova >= start && len <= size && iova - start <= size - len;
+}
+
+/* The checks of sroce_mr_get() on a referenced MR; mr->lock held if fr. */
+static enum sroce_mr_fault sroce_mr_check(const struct sroce_mr *mr, u32 key,
+					  struct ib_pd *pd, u32 access,
+					  u64 iova, u64 len)
+{
+	if (!mr->valid || mr->key != key)
+		return SROCE_MR_BAD_KEY;
+	if (mr->pd != pd)
+		return SROCE_MR_BAD_PD;
+	if ((mr->access & access) != access)
+		return SROCE_MR_NO_ACCESS;
+	if (!sroce_mr_in_bounds(mr, iova, len))
+		return SROCE_MR_OUT_OF_BOUNDS;
+	return SROCE_MR_OK;
+}
+
+/*
+ * The MR whose index @key names, referenced, whatever its state and key
+ * byte; NULL if there is none.  Callable from any context.
+ */
+struct sroce_mr *sroce_mr_find(struct sroce_dev *sdev, u32 key)
+{
+	enum sroce_key_kind kind;
+	struct sroce_mr *mr;
+
+	rcu_read_lock();
+	mr = sroce_mr_key_lookup(sdev, key, &kind);
+	if (mr && (kind != SROCE_KEY_MR || !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/**
+ * sroce_mr_get_ref - check an access against an MR found by key
+ * @mr: the MR, on which the caller holds a reference it hands over
+ * @key: the full key the access named
+ * @pd: PD of the QP doing the access
+ * @access: IB_ACCESS_* rights the access needs
+ * @iova: first byte accessed
+ * @len: bytes accessed
+ * @fault: set to SROCE_MR_OK, or to why the access is refused
+ *
+ * Callable from any context.  Returns @mr with the reference, or NULL
+ * (reference dropped) with @fault saying why.
+ */
+struct sroce_mr *sroce_mr_get_ref(struct sroce_mr *mr, u32 key,
+				  struct ib_pd *pd, u32 access, u64 iova,
+				  u64 len, enum sroce_mr_fault *fault)
+{
+	unsigned long flags;
+
+	if (mr->fast_reg) {
+		spin_lock_irqsave(&mr->lock, flags);
+		*fault = sroce_mr_check(mr, key, pd, access, iova, len);
+		spin_unlock_irqrestore(&mr->lock, flags);
+	} else {
+		*fault = sroce_mr_check(mr, key, pd, access, iova, len);
+	}
+	if (*fault == SROCE_MR_OK)
+		return mr;
+	sroce_mr_put(mr);
+	return NULL;
 }
 
 /**
@@ -273,6 +417,7 @@ static bool sroce_mr_in_bounds(const struct sroce_mr *mr, u64 iova, u64 len)
  * @len: bytes accessed
  * @fault: set to SROCE_MR_OK, or to why the access is refused
  *
+ * Only MRs: a memory window's rkey is resolved by sroce_mw_get_rkey().
  * Callable from any context.  Returns the MR, to be released with
  * sroce_mr_put(), or NULL with @fault saying why.
  */
@@ -280,30 +425,13 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 			      struct ib_pd *pd, u32 access, u64 iova, u64 len,
 			      enum sroce_mr_fault *fault)
 {
-	struct sroce_mr *mr;
+	struct sroce_mr *mr = sroce_mr_find(sdev, key);
 
-	rcu_read_lock();
-	mr = xa_load(&sdev->mr_xa, key);
-	if (mr && !refcount_inc_not_zero(&mr->ref))
-		mr = NULL;
-	rcu_read_unlock();
-
-	if (!mr)
+	if (!mr) {
 		*fault = SROCE_MR_BAD_KEY;
-	else if (mr->pd != pd)
-		*fault = SROCE_MR_BAD_PD;
-	else if ((mr->access & access) != access)
-		*fault = SROCE_MR_NO_ACCESS;
-	else if (!sroce_mr_in_bounds(mr, iova, len))
-		*fault = SROCE_MR_OUT_OF_BOUNDS;
-	else
-		*fault = SROCE_MR_OK;
-
-	if (mr && *fault != SROCE_MR_OK) {
-		sroce_mr_put(mr);
-		mr = NULL;
+		return NULL;
 	}
-	return mr;
+	return sroce_mr_get_ref(mr, key, pd, access, iova, len, fault);
 }
 
 /* Callable from any context; the last put lets a waiting dereg proceed. */
@@ -313,10 +441,236 @@ void sroce_mr_put(struct sroce_mr *mr)
 		complete(&mr->released);
 }
 
+/*
+ * A memory window is being bound to the MR (the caller holds a reference
+ * and the window's lock): count it, unless dereg already started.
+ */
+bool sroce_mr_bind_window(struct sroce_mr *mr)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	ok = !mr->dying;
+	if (ok)
+		mr->num_mw++;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ok;
+}
+
+/* A window bound to the MR lets go of it; the caller holds its lock. */
+void sroce_mr_unbind_window(struct sroce_mr *mr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (!WARN_ON_ONCE(!mr->num_mw))
+		mr->num_mw--;
+	spin_unlock_irqrestore(&mr->lock, flags);
+}
+
+/**
+ * sroce_mr_invalidate - LOCAL_INV or SEND_WITH_INV of an MR's key
+ * @mr: the MR, referenced by the caller
+ * @key: the key to invalidate; must be the one in force
+ * @pd: the PD of the QP asking
+ *
+ * Only fast-register MRs can be invalidated (a registered user MR stays
+ * valid until dereg).  Callable from any context.  Returns 0 or -EINVAL.
+ */
+int sroce_mr_invalidate(struct sroce_mr *mr, u32 key, struct ib_pd *pd)
+{
+	unsigned long flags;
+	int err = -EINVAL;
+
+	if (!mr->fast_reg || mr->pd != pd)
+		return -EINVAL;
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->key == key) {
+		mr->valid = false;
+		err = 0;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return err;
+}
+
+/*
+ * Does the prepared list cover [iova, iova + length) as ib_core set them?
+ * A ULP could change them after map_mr_sg; pages past the list must never
+ * be looked up.
+ */
+static bool sroce_mr_fast_reg_fits(const struct sroce_mr *mr)
+{
+	u64 size = mr->ibmr.page_size, total;
+
+	if (!mr->map_npages || !is_power_of_2(size) || size < SZ_4K ||
+	    size > SZ_2M)
+		return false;
+	total = (u64)mr->map_npages * size;
+	return mr->ibmr.length <= total &&
+	       (mr->ibmr.iova & (size - 1)) <= total - mr->ibmr.length;
+}
+
+/* Install what map_mr_sg prepared; mr->lock held, the MR invalid. */
+static void sroce_mr_fast_reg_install(struct sroce_mr *mr, u32 key,
+				      int access)
+{
+	memcpy(mr->fr_pages, mr->map, mr->map_npages * sizeof(u64));
+	mr->npages = mr->map_npages;
+	mr->page_shift = ilog2(mr->ibmr.page_size);
+	WRITE_ONCE(mr->iova, mr->ibmr.iova);
+	WRITE_ONCE(mr->length, mr->ibmr.length);
+	mr->access = access;
+	mr->key = key;
+	mr->valid = true;
+}
+
+/**
+ * sroce_mr_fast_reg - execute IB_WR_REG_MR
+ * @sdev: the device
+ * @pd: the PD of the posting QP; the MR must belong to it
+ * @key: the key the MR takes; its index must be the MR's
+ * @access: IB_ACCESS_* rights of the registration
+ *
+ * The MR must be a fast-register MR that is not valid, with a page list
+ * from map_mr_sg (which ib_core's ib_map_mr_sg() also gave iova, length and
+ * page_size).  Callable from any context.  Returns 0, or -EINVAL.
+ */
+int sroce_mr_fast_reg(struct sroce_dev *sdev, struct ib_pd *pd, u32 key,
+		      int access)
+{
+	struct sroce_mr *mr;
+	unsigned long flags;
+	int err = -EINVAL;
+
+	if (sroce_mr_check_access(&access))
+		return -EINVAL;
+	mr = sroce_mr_find(sdev, key);
+	if (!mr)
+		return -EINVAL;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->fast_reg && mr->pd == pd && !mr->valid &&
+	    sroce_mr_fast_reg_fits(mr)) {
+		sroce_mr_fast_reg_install(mr, key, access);
+		err = 0;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	sroce_mr_put(mr);
+	return err;
+}
+
+/* alloc_mr: a fast-register MR of a kernel PD, invalid until IB_WR_REG_MR. */
+static struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+				    u32 max_num_sg)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibpd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SROCE_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = sroce_mr_alloc(sdev, ibpd, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->fast_reg = true;
+	mr->valid = false;
+	mr->max_pages = max_num_sg;
+	mr->map = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	mr->fr_pages = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	if (!mr->map || !mr->fr_pages) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	err = sroce_mr_publish(sdev, mr);
+	if (err)
+		goto err_free;
+	sroce_obj_get(SROCE_OBJ_MR);
+	return &mr->ibmr;
+
+err_free:
+	sroce_mr_free_unpublished(sdev, mr);
+	return ERR_PTR(err);
+}
+
+/* ib_sg_to_pages() callback: one page of the list being prepared. */
+static int sroce_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct sroce_mr *mr = to_sroce_mr(ibmr);
+
+	if (mr->map_npages == mr->max_pages)
+		return -ENOMEM;
+	mr->map[mr->map_npages++] = addr;
+	return 0;
+}
+
+/*
+ * map_mr_sg: ib_core set ibmr->page_size; ib_sg_to_pages() sets iova and
+ * length and hands each page address (a kernel virtual address: sroce has
+ * no DMA device) to sroce_mr_set_page().  Only the prepared list changes,
+ * never the registration in force.
+ */
+static int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+			   int sg_nents, unsigned int *sg_offset)
+{
+	struct sroce_mr *mr = to_sroce_mr(ibmr);
+
+	if (!mr->fast_reg)
+		return -EINVAL;
+	mr->map_npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_mr_set_page);
+}
+
 /* Offset of @iova from the start of pages[0]; @iova must be in bounds. */
 static u64 sroce_mr_page_off(const struct sroce_mr *mr, u64 iova)
 {
 	return iova - mr->iova + mr->page_offset;
+}
+
+/*
+ * Kernel address of @iova in a registered fast-register MR, and the bytes
+ * left in its page; NULL if the page index is past the list, which only a
+ * ULP re-registering the MR under an access can cause.
+ */
+static void *sroce_mr_fr_va(const struct sroce_mr *mr, u64 iova, u64 *room)
+{
+	unsigned int shift = READ_ONCE(mr->page_shift);
+	u64 mask = BIT_ULL(shift) - 1;
+	u64 start = READ_ONCE(mr->iova);
+	u64 off = iova - start + (start & mask);
+	u64 page;
+
+	if ((off >> shift) >= mr->max_pages)
+		return NULL;
+	page = READ_ONCE(mr->fr_pages[off >> shift]);
+	if (!page)
+		return NULL;
+	*room = mask + 1 - (off & mask);
+	return (void *)(uintptr_t)(page + (off & mask));
+}
+
+static int sroce_mr_fr_copy(struct sroce_mr *mr, u64 iova, void *buf,
+			    u64 len, enum sroce_mr_dir dir)
+{
+	u64 room, chunk;
+	void *va;
+
+	while (len) {
+		va = sroce_mr_fr_va(mr, iova, &room);
+		if (!va)
+			return -EFAULT;
+		chunk = min(len, room);
+		if (dir == SROCE_MR_TO_MR)
+			memcpy(va, buf, chunk);
+		else
+			memcpy(buf, va, chunk);
+		iova += chunk;
+		buf += chunk;
+		len -= chunk;
+	}
+	return 0;
 }
 
 /**
@@ -346,6 +700,8 @@ int sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u64 len,
 			memcpy(buf, va, len);
 		return 0;
 	}
+	if (mr->fast_reg)
+		return sroce_mr_fr_copy(mr, iova, buf, len, dir);
 
 	off = sroce_mr_page_off(mr, iova);
 	while (len) {
@@ -381,13 +737,15 @@ int sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u64 len,
  */
 u64 *sroce_mr_atomic_map(struct sroce_mr *mr, u64 iova)
 {
-	u64 off;
+	u64 off, room;
 
 	if (!IS_ALIGNED(iova, sizeof(u64)) ||
 	    !sroce_mr_in_bounds(mr, iova, sizeof(u64)))
 		return NULL;
 	if (mr->dma)
 		return (u64 *)(uintptr_t)iova;
+	if (mr->fast_reg)
+		return sroce_mr_fr_va(mr, iova, &room);
 	off = sroce_mr_page_off(mr, iova);
 	return kmap_local_page(mr->pages[off >> PAGE_SHIFT]) +
 	       (off & ~PAGE_MASK);
@@ -395,12 +753,14 @@ u64 *sroce_mr_atomic_map(struct sroce_mr *mr, u64 iova)
 
 void sroce_mr_atomic_unmap(struct sroce_mr *mr, u64 *p)
 {
-	if (!mr->dma)
+	if (!mr->dma && !mr->fast_reg)
 		kunmap_local(p);
 }
 
 const struct ib_device_ops sroce_mr_ops = {
+	.alloc_mr = sroce_alloc_mr,
 	.get_dma_mr = sroce_get_dma_mr,
+	.map_mr_sg = sroce_map_mr_sg,
 	.reg_user_mr = sroce_reg_user_mr,
 	.dereg_mr = sroce_dereg_mr,
 };

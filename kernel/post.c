@@ -102,6 +102,14 @@ static int sroce_post_wr_fields(struct sroce_qp *qp,
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 		return 0;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		wqe->ex = wr->ex.invalidate_rkey;
+		return 0;
+	case IB_WR_REG_MR:
+		wqe->wr.reg.key = reg_wr(wr)->key;
+		wqe->wr.reg.access = reg_wr(wr)->access;
+		return 0;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
@@ -118,6 +126,12 @@ static int sroce_post_wr_fields(struct sroce_qp *qp,
 	default:
 		return -EINVAL;
 	}
+}
+
+/* Memory registration operations, executed without a packet (local.c). */
+static bool sroce_post_is_local(enum ib_wr_opcode opcode)
+{
+	return opcode == IB_WR_LOCAL_INV || opcode == IB_WR_REG_MR;
 }
 
 static int sroce_post_send_one(struct sroce_qp *qp,
@@ -138,7 +152,10 @@ static int sroce_post_send_one(struct sroce_qp *qp,
 	err = sroce_post_wr_fields(qp, wr, wqe);
 	if (err)
 		return err;
-	if (wr->send_flags & IB_SEND_INLINE) {
+	if (sroce_post_is_local(wr->opcode)) {
+		/* no payload: SGEs and the inline flag mean nothing here */
+		wqe->send_flags &= ~IB_SEND_INLINE;
+	} else if (wr->send_flags & IB_SEND_INLINE) {
 		err = sroce_post_inline(qp, wr, wqe);
 		if (err)
 			return err;

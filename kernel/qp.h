@@ -70,7 +70,8 @@ struct sroce_swqe {
 	bool signaled;
 	bool solicited;
 	bool fence;
-	bool started;			/* its first packet went out */
+	bool local;			/* local operation: no PSNs (local.c) */
+	bool started;			/* its first packet went out, or executed */
 	u8 status;			/* enum sroce_wc_status once known */
 	struct sroce_ah_dest *dest;	/* UD: the address handle's, held */
 };

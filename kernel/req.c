@@ -31,6 +31,7 @@
 #include "comp.h"
 #include "device.h"
 #include "exec.h"
+#include "local.h"
 #include "qp.h"
 #include "req.h"
 #include "sgl.h"
@@ -202,6 +203,9 @@ static int sroce_req_msg(u32 opcode, u8 *wc_opcode)
 	case IB_UVERBS_WR_SEND_WITH_IMM:
 		*wc_opcode = IB_UVERBS_WC_SEND;
 		return SROCE_RC_MSG_SEND_IMM;
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		*wc_opcode = IB_UVERBS_WC_SEND;
+		return SROCE_RC_MSG_SEND_INV;
 	case IB_UVERBS_WR_RDMA_WRITE:
 		*wc_opcode = IB_UVERBS_WC_RDMA_WRITE;
 		return SROCE_RC_MSG_WRITE;
@@ -232,6 +236,11 @@ static enum sroce_wc_status sroce_req_check(struct sroce_qp *qp,
 	bool overflow;
 	int msg;
 
+	/* checked when executed, in SQ order */
+	if (sroce_local_op(qp, wqe->opcode, &w->wc_opcode)) {
+		w->local = true;
+		return SROCE_WC_SUCCESS;
+	}
 	msg = sroce_req_msg(wqe->opcode, &w->wc_opcode);
 	/* the transport must carry the message (UC: no READ, UD: SENDs) */
 	if (msg < 0 ||
@@ -295,9 +304,12 @@ bool sroce_req_fetch(struct sroce_qp *qp)
 	w->solicited = wqe->send_flags & IB_SEND_SOLICITED;
 	w->fence = wqe->send_flags & IB_SEND_FENCE;
 	w->status = sroce_req_check(qp, wqe, w);
-	if (w->status == SROCE_WC_SUCCESS && sroce_qp_is_ud(qp))
+	if (!w->local && w->status == SROCE_WC_SUCCESS && sroce_qp_is_ud(qp))
 		w->status = sroce_req_check_ud(qp, wqe, w);
-	if (w->status == SROCE_WC_SUCCESS) {
+	if (w->local) {
+		/* no PSNs: retires once everything before it is acknowledged */
+		w->first_psn = req->psn_assign;
+	} else if (w->status == SROCE_WC_SUCCESS) {
 		w->npkts = w->msg == SROCE_RC_MSG_CMP_SWAP ||
 			   w->msg == SROCE_RC_MSG_FETCH_ADD || w->dest ?
 			   1 : sroce_rc_npkts(w->length, qp->pmtu);
@@ -546,6 +558,32 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_swqe *w)
 	return 0;
 }
 
+/*
+ * The WQE at cur is a local operation: execute it once (a rewind may pass
+ * it again) when the fence allows, and move on.  Returns false if it must
+ * wait or failed (the QP is then in error).
+ */
+static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *w)
+{
+	struct sroce_req *req = &qp->req;
+	enum sroce_wc_status status;
+
+	if (!w->started) {
+		if (w->fence && req->rd_atomic)
+			return false;
+		w->started = true;
+		status = sroce_local_execute(qp, sroce_req_wqe(qp, req->cur));
+		if (status != SROCE_WC_SUCCESS) {
+			sroce_comp_fail(qp, req->cur, status);
+			return false;
+		}
+	}
+	req->cur++;
+	req->cur_off = 0;
+	sroce_comp_retire(qp);
+	return true;
+}
+
 /**
  * sroce_req_run - transmit what the SQ and the windows allow
  * @qp: the QP, in RTS; qp->mutex held
@@ -568,6 +606,12 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 			/* completes in order once earlier WQEs are done */
 			sroce_comp_retire(qp);
 			return false;
+		}
+		if (w->local) {
+			if (!sroce_req_local(qp, w))
+				return false;
+			budget--;
+			continue;
 		}
 		if (!sroce_req_may_send(qp, w) || !sroce_tx_may_send(qp))
 			return false;

@@ -15,7 +15,10 @@
  *    transmit queue; requests behind it wait (responses go out in order);
  *  - atomics run under one device-wide lock (IB_ATOMIC_HCA) and their
  *    results are kept for duplicates, which get the saved answer instead of
- *    being executed twice.
+ *    being executed twice;
+ *  - an R_Key is an MR's or a bound memory window's (kernel/mw.c); a
+ *    SEND_WITH_INV invalidates the one its IETH names when the message
+ *    completes.
  * Duplicates of SENDs and WRITEs are acknowledged again, duplicate READs are
  * answered again from memory.  ACKs are coalesced: one per batch of packets,
  * for the last one that asked (see kernel/exec.c).
@@ -40,6 +43,7 @@
 #include "device.h"
 #include "exec.h"
 #include "mr.h"
+#include "mw.h"
 #include "qp.h"
 #include "resp.h"
 #include "sgl.h"
@@ -287,6 +291,12 @@ static bool sroce_resp_send(struct sroce_qp *qp, const struct sk_buff *skb,
 		flags = SROCE_CQE_WC_WITH_IMM;
 		ex = (__force u32)cpu_to_be32(pkt->imm);
 	} else if (op->flags & SROCE_OPF_INV) {
+		/* an R_Key this QP may not invalidate: invalid request */
+		if (sroce_mw_invalidate(qp, pkt->ieth_rkey, true)) {
+			sroce_resp_fatal(qp, SROCE_NAK_INVALID_REQ,
+					 SROCE_WC_REM_INV_REQ_ERR);
+			return false;
+		}
 		flags = SROCE_CQE_WC_WITH_INV;
 		ex = pkt->ieth_rkey;
 	}
@@ -296,14 +306,16 @@ static bool sroce_resp_send(struct sroce_qp *qp, const struct sk_buff *skb,
 	return true;
 }
 
-/* Look up an R_Key for [va, va + len) with the access the request needs. */
+/*
+ * Look up an R_Key (an MR's or a memory window's) for [va, va + len) with
+ * the access the request needs.
+ */
 static struct sroce_mr *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey,
 					u32 access, u64 va, u64 len)
 {
-	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	enum sroce_mr_fault fault;
 
-	return sroce_mr_get(sdev, rkey, qp->ibqp.pd, access, va, len, &fault);
+	return sroce_mw_get_rkey(qp, rkey, access, va, len, &fault);
 }
 
 /*

@@ -125,7 +125,11 @@ static_assert(sizeof(struct sroce_send_wqe) == 64 &&
 	      offsetof(struct sroce_send_wqe, wr) == 32 &&
 	      offsetof(struct sroce_send_wqe, wr.atomic.swap) == 48 &&
 	      offsetof(struct sroce_send_wqe, wr.atomic.rkey) == 56 &&
-	      offsetof(struct sroce_send_wqe, wr.ud.ah) == 40,
+	      offsetof(struct sroce_send_wqe, wr.ud.ah) == 40 &&
+	      offsetof(struct sroce_send_wqe, wr.bind.length) == 40 &&
+	      offsetof(struct sroce_send_wqe, wr.bind.mr_lkey) == 48 &&
+	      offsetof(struct sroce_send_wqe, wr.bind.new_rkey) == 56 &&
+	      offsetof(struct sroce_send_wqe, wr.bind.access) == 60,
 	      "sroce_send_wqe layout");
 static_assert(sizeof(struct sroce_recv_wqe) == 16 &&
 	      offsetof(struct sroce_recv_wqe, num_sge) == 8,

@@ -16,13 +16,16 @@
 static void sroce_context_free(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops sroce_ctx_ops = {
+	.alloc_mw = sroce_mw_alloc,
 	.alloc_pd = sroce_pd_alloc,
 	.attach_mcast = sroce_mcast_attach,
+	.bind_mw = sroce_mw_bind,
 	.create_ah = sroce_ah_create,
 	.create_cq = sroce_cq_create,
 	.create_qp = sroce_qp_create,
 	.create_qp_ex = sroce_qp_create_ex,
 	.create_srq = sroce_srq_create,
+	.dealloc_mw = sroce_mw_dealloc,
 	.dealloc_pd = sroce_pd_dealloc,
 	.destroy_ah = sroce_ah_destroy,
 	.destroy_cq = sroce_cq_destroy,

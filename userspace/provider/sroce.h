@@ -11,7 +11,7 @@
  * handles and multicast attachment, srq.c shared receive queues, wq.c
  * posting work requests into a QP's or SRQ's rings.  A new object adds its
  * wrapper here, its ops to the table in context.c, and its prototypes
- * below.
+ * below.  mw.c memory windows (plain struct ibv_mw: no provider state).
  */
 #ifndef SROCE_PROVIDER_H
 #define SROCE_PROVIDER_H
@@ -192,6 +192,12 @@ struct ibv_mr *sroce_mr_reg(struct ibv_pd *ibpd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int sroce_mr_dereg(struct verbs_mr *vmr);
 
+/* mw.c */
+struct ibv_mw *sroce_mw_alloc(struct ibv_pd *ibpd, enum ibv_mw_type type);
+int sroce_mw_dealloc(struct ibv_mw *mw);
+int sroce_mw_bind(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
+
 /* qp.c */
 struct ibv_qp *sroce_qp_create(struct ibv_pd *ibpd,
 			       struct ibv_qp_init_attr *attr);
@@ -218,6 +224,8 @@ int sroce_srq_destroy(struct ibv_srq *ibsrq);
 /* wq.c */
 int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
+int sroce_post_bind_type1(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr);
 int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
 int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,

@@ -523,6 +523,20 @@ VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, pd_handle);
 VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, access_flags);
 VERBS_CMD_SIZE(verbs_cmd_reg_mr, ib_uverbs_reg_mr, 48);
 
+/* kern-abi.h:175 (DECLARE_CMD of IB_USER_VERBS_CMD_ALLOC_MW) */
+struct verbs_cmd_alloc_mw {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 pd_handle;
+	__u8 mw_type;
+	__u8 reserved[3];
+};
+VERBS_CMD_MEMBER(verbs_cmd_alloc_mw, ib_uverbs_alloc_mw, response);
+VERBS_CMD_MEMBER(verbs_cmd_alloc_mw, ib_uverbs_alloc_mw, pd_handle);
+VERBS_CMD_MEMBER(verbs_cmd_alloc_mw, ib_uverbs_alloc_mw, mw_type);
+VERBS_CMD_MEMBER(verbs_cmd_alloc_mw, ib_uverbs_alloc_mw, reserved);
+VERBS_CMD_SIZE(verbs_cmd_alloc_mw, ib_uverbs_alloc_mw, 24);
+
 /* kern-abi.h:181 (DECLARE_CMD of IB_USER_VERBS_CMD_CREATE_CQ) */
 struct verbs_cmd_create_cq {
 	struct ib_uverbs_cmd_hdr hdr;
@@ -691,6 +705,16 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   struct verbs_cmd_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+/*
+ * driver.h:646-650.  alloc_mw fills in the command's pd_handle and mw_type
+ * itself, and mw's context, pd, rkey, handle and type from the response.
+ */
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct verbs_cmd_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 
 /*
  * driver.h:565-569, 583.  create_cq fills in the command's user_handle, cqe,

@@ -5,7 +5,10 @@
  *
  * A work request becomes one slot of the SQ or RQ ring (struct
  * sroce_send_wqe or struct sroce_recv_wqe, <rdma/sroce-abi.h>), written in
- * shared memory without a system call:
+ * shared memory without a system call.  Local operations (BIND_MW,
+ * LOCAL_INV) take a slot too, header only; the kernel executes them in SQ
+ * order and checks what the provider does not (PDs, rights, ranges).
+ * Posting goes:
  *  1. under the queue's lock, each WR is checked and then written into the
  *     slot at the queue's private producer counter, which advances.  The
  *     room comes from the kernel's consumer counter, read with an acquire
@@ -123,9 +126,36 @@ static uint64_t sroce_send_len(const struct ibv_send_wr *wr)
 	return len;
 }
 
-/* What each opcode allows; UC carries SENDs and WRITEs, UD SENDs. */
+/* Local operations: no payload, executed by the kernel in SQ order. */
+static bool sroce_send_is_local(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
+}
+
+/*
+ * A bind WR: type 2 windows through ibv_post_send(), type 1 windows only
+ * from ibv_bind_mw() (type1 set), where a zero length without an MR
+ * unbinds.  The rest (PDs, rights, range) is checked by the kernel, which
+ * completes a bad bind with IBV_WC_MW_BIND_ERR.
+ */
+static int sroce_send_check_bind(const struct ibv_send_wr *wr, bool type1)
+{
+	const struct ibv_mw_bind_info *info = &wr->bind_mw.bind_info;
+	const struct ibv_mw *mw = wr->bind_mw.mw;
+
+	if (!mw || (mw->type == IBV_MW_TYPE_1) != type1)
+		return EINVAL;
+	if (!info->mr && (!type1 || info->length))
+		return EINVAL;
+	return 0;
+}
+
+/*
+ * What each opcode allows; UC carries SENDs, WRITEs and local operations,
+ * UD SENDs.
+ */
 static int sroce_send_check_op(const struct sroce_qp *qp,
-			       const struct ibv_send_wr *wr)
+			       const struct ibv_send_wr *wr, bool type1)
 {
 	enum ibv_qp_type type = qp->base_qp.qp.qp_type;
 	bool inl = wr->send_flags & IBV_SEND_INLINE;
@@ -137,15 +167,21 @@ static int sroce_send_check_op(const struct sroce_qp *qp,
 	if (type == IBV_QPT_UC && wr->opcode != IBV_WR_SEND &&
 	    wr->opcode != IBV_WR_SEND_WITH_IMM &&
 	    wr->opcode != IBV_WR_RDMA_WRITE &&
-	    wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
+	    wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM &&
+	    !sroce_send_is_local(wr->opcode))
 		return EINVAL;
 
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		return 0;
+	case IBV_WR_LOCAL_INV:
+		return 0;
+	case IBV_WR_BIND_MW:
+		return sroce_send_check_bind(wr, type1);
 	case IBV_WR_RDMA_READ:
 		return inl ? EINVAL : 0;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
@@ -160,11 +196,13 @@ static int sroce_send_check_op(const struct sroce_qp *qp,
 }
 
 static int sroce_send_check(const struct sroce_qp *qp,
-			    const struct ibv_send_wr *wr)
+			    const struct ibv_send_wr *wr, bool type1)
 {
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+	if (sroce_send_check_op(qp, wr, type1))
 		return EINVAL;
-	if (sroce_send_check_op(qp, wr))
+	if (sroce_send_is_local(wr->opcode))
+		return 0;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
 	if ((wr->send_flags & IBV_SEND_INLINE) &&
 	    sroce_send_len(wr) > qp->max_inline_data)
@@ -197,6 +235,15 @@ static void sroce_send_remote(const struct sroce_qp *qp,
 		wqe->wr.atomic.swap = wr->wr.atomic.swap;
 		wqe->wr.atomic.rkey = wr->wr.atomic.rkey;
 		break;
+	case IBV_WR_BIND_MW:
+		wqe->wr.bind.addr = wr->bind_mw.bind_info.addr;
+		wqe->wr.bind.length = wr->bind_mw.bind_info.length;
+		wqe->wr.bind.mr_lkey = wr->bind_mw.bind_info.mr ?
+				       wr->bind_mw.bind_info.mr->lkey : 0;
+		wqe->wr.bind.mw_rkey = wr->bind_mw.mw->rkey;
+		wqe->wr.bind.new_rkey = wr->bind_mw.rkey;
+		wqe->wr.bind.access = wr->bind_mw.bind_info.mw_access_flags;
+		break;
 	default:
 		break;
 	}
@@ -212,7 +259,12 @@ static void sroce_send_hdr(const struct sroce_qp *qp,
 	wqe->send_flags = wr->send_flags & SROCE_SEND_FLAGS;
 	if (sroce_send_has_imm(wr->opcode))
 		wqe->ex = wr->imm_data;	/* network order, as given */
-	if (wr->send_flags & IBV_SEND_INLINE)
+	if (wr->opcode == IBV_WR_SEND_WITH_INV ||
+	    wr->opcode == IBV_WR_LOCAL_INV)
+		wqe->ex = wr->invalidate_rkey;
+	if (sroce_send_is_local(wr->opcode))
+		wqe->send_flags &= ~IBV_SEND_INLINE;
+	else if (wr->send_flags & IBV_SEND_INLINE)
 		wqe->inline_len = (uint32_t)sroce_send_len(wr);
 	else
 		wqe->num_sge = (uint32_t)wr->num_sge;
@@ -234,15 +286,26 @@ static void sroce_send_put_inline(char *dst, const struct ibv_send_wr *wr)
 	}
 }
 
+/* What follows the header: inline data, SGEs, or (local operation) nothing. */
+static void sroce_send_put_payload(char *dst, const struct ibv_send_wr *wr)
+{
+	if (sroce_send_is_local(wr->opcode))
+		return;
+	if (wr->send_flags & IBV_SEND_INLINE)
+		sroce_send_put_inline(dst, wr);
+	else
+		sroce_wq_put_sges(dst, wr->sg_list, wr->num_sge);
+}
+
 static int sroce_send_one(struct sroce_qp *qp, const struct ibv_send_wr *wr,
-			  uint32_t *room)
+			  uint32_t *room, bool type1)
 {
 	struct sroce_wq *sq = &qp->sq;
 	struct sroce_send_wqe hdr;
 	char *slot;
 	int ret;
 
-	ret = sroce_send_check(qp, wr);
+	ret = sroce_send_check(qp, wr, type1);
 	if (ret)
 		return ret;
 	if (!sroce_wq_reserve(sq, room))
@@ -251,10 +314,7 @@ static int sroce_send_one(struct sroce_qp *qp, const struct ibv_send_wr *wr,
 	slot = sroce_wq_slot(sq, sq->producer);
 	sroce_send_hdr(qp, &hdr, wr);
 	memcpy(slot, &hdr, sizeof(hdr));
-	if (wr->send_flags & IBV_SEND_INLINE)
-		sroce_send_put_inline(slot + sizeof(hdr), wr);
-	else
-		sroce_wq_put_sges(slot + sizeof(hdr), wr->sg_list, wr->num_sge);
+	sroce_send_put_payload(slot + sizeof(hdr), wr);
 	sq->producer++;
 	return 0;
 }
@@ -264,7 +324,7 @@ static int sroce_send_one(struct sroce_qp *qp, const struct ibv_send_wr *wr,
  * Returns whether anything was posted, the error in *err.
  */
 static bool sroce_send_list(struct sroce_qp *qp, struct ibv_send_wr **wr,
-			    int *err)
+			    int *err, bool type1)
 {
 	struct sroce_wq *sq = &qp->sq;
 	uint32_t room = 0, start;
@@ -273,7 +333,7 @@ static bool sroce_send_list(struct sroce_qp *qp, struct ibv_send_wr **wr,
 	pthread_spin_lock(&sq->lock);
 	start = sq->producer;
 	for (*err = 0; *wr; *wr = (*wr)->next) {
-		*err = sroce_send_one(qp, *wr, &room);
+		*err = sroce_send_one(qp, *wr, &room, type1);
 		if (*err)
 			break;
 	}
@@ -291,8 +351,9 @@ static int sroce_sq_doorbell(struct ibv_qp *ibqp)
 	return ibv_cmd_post_send(ibqp, NULL, &bad);
 }
 
-int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad_wr)
+/* type1: the WRs come from ibv_bind_mw(), for a type 1 window. */
+static int sroce_post_send_wrs(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			       struct ibv_send_wr **bad_wr, bool type1)
 {
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
 	struct ibv_send_wr *first = wr;
@@ -303,7 +364,7 @@ int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		return EINVAL;
 	}
 
-	if (!sroce_send_list(qp, &wr, &ret))
+	if (!sroce_send_list(qp, &wr, &ret, type1))
 		goto out;
 	if (!sroce_wq_need_wakeup(&qp->sq, SROCE_SQ_NEED_WAKEUP))
 		goto out;
@@ -316,6 +377,19 @@ out:
 	if (ret)
 		*bad_wr = wr;
 	return ret;
+}
+
+int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	return sroce_post_send_wrs(ibqp, wr, bad_wr, false);
+}
+
+/* The bind WR of ibv_bind_mw() (mw.c). */
+int sroce_post_bind_type1(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr)
+{
+	return sroce_post_send_wrs(ibqp, wr, bad_wr, true);
 }
 
 /* -- Receive queue --------------------------------------------------------- */

@@ -1550,6 +1550,78 @@ TEST_F(ProviderQp, AtomicWrsCarryTheOperandsAndOneSge)
 	}
 }
 
+// SEND_WITH_INV carries its rkey in ex and its SGEs; LOCAL_INV only the
+// rkey: a local operation's slot is its header.
+TEST_F(ProviderQp, InvalidateWrsCarryTheRkey)
+{
+	ready();
+	ibv_sge sg{ 0x1000, 64, 0x11 };
+	std::vector<ibv_send_wr> wrs = {
+		send_wr(IBV_WR_SEND_WITH_INV, &sg, 1, 1),
+		send_wr(IBV_WR_LOCAL_INV, &sg, 1, 2),
+	};
+	chain(wrs);
+	wrs[0].invalidate_rkey = 0x123456c1;
+	wrs[1].invalidate_rkey = 0x654321d2;
+	wrs[1].send_flags = IBV_SEND_FENCE | IBV_SEND_INLINE;
+
+	ASSERT_EQ(post(wrs.data()), 0);
+	const sroce_send_wqe w0 = send_slot(0), w1 = send_slot(1);
+	EXPECT_EQ(w0.opcode, uint32_t(IBV_WR_SEND_WITH_INV));
+	EXPECT_EQ(w0.ex, 0x123456c1u);
+	EXPECT_EQ(w0.num_sge, 1u);
+	EXPECT_EQ(send_sge(0, 0).length, 64u);
+	EXPECT_EQ(w1.opcode, uint32_t(IBV_WR_LOCAL_INV));
+	EXPECT_EQ(w1.ex, 0x654321d2u);
+	EXPECT_EQ(w1.num_sge, 0u);
+	EXPECT_EQ(w1.inline_len, 0u);
+	EXPECT_EQ(w1.send_flags, unsigned(IBV_SEND_FENCE));
+}
+
+// A type 2 bind names the window by its current rkey and carries the
+// new one, the MR's lkey, the range and the rights; a type 1 window is
+// refused here (it is bound with ibv_bind_mw()), and so is a type 2 bind
+// without an MR.
+TEST_F(ProviderQp, BindWrCarriesTheWindowAndTheRange)
+{
+	ready();
+	ibv_mr mr{};
+	mr.lkey = 0xabcdef01;
+	ibv_mw mw2{}, mw1{};
+	mw2.rkey = 0x11223344;
+	mw2.type = IBV_MW_TYPE_2;
+	mw1.rkey = 0x55667788;
+	mw1.type = IBV_MW_TYPE_1;
+	ibv_send_wr wr = send_wr(IBV_WR_BIND_MW, nullptr, 0, 5);
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = &mw2;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw2.rkey);
+	wr.bind_mw.bind_info = { &mr, 0x7f0000002000ull, 8192,
+				 IBV_ACCESS_REMOTE_WRITE };
+
+	ASSERT_EQ(post(&wr), 0);
+	const sroce_send_wqe w = send_slot(0);
+	EXPECT_EQ(w.opcode, uint32_t(IBV_WR_BIND_MW));
+	EXPECT_EQ(w.wr_id, 5u);
+	EXPECT_EQ(w.num_sge, 0u);
+	EXPECT_EQ(w.wr.bind.mw_rkey, 0x11223344u);
+	EXPECT_EQ(w.wr.bind.new_rkey, 0x11223345u);
+	EXPECT_EQ(w.wr.bind.mr_lkey, 0xabcdef01u);
+	EXPECT_EQ(w.wr.bind.addr, 0x7f0000002000ull);
+	EXPECT_EQ(w.wr.bind.length, 8192u);
+	EXPECT_EQ(w.wr.bind.access, unsigned(IBV_ACCESS_REMOTE_WRITE));
+
+	ibv_send_wr *bad = nullptr;
+	wr.bind_mw.mw = &mw1;
+	EXPECT_EQ(post(&wr, &bad), EINVAL);
+	EXPECT_EQ(bad, &wr);
+	wr.bind_mw.mw = &mw2;
+	wr.bind_mw.bind_info.mr = nullptr;
+	wr.bind_mw.bind_info.length = 0;
+	EXPECT_EQ(post(&wr, &bad), EINVAL);
+	EXPECT_EQ(sq_producer(), 1u);
+}
+
 TEST_F(ProviderQp, InlineSendCopiesThePayloadIntoTheSlot)
 {
 	ready();
@@ -1628,9 +1700,7 @@ TEST_F(ProviderQp, InvalidSendWrIsReturnedAndTheOnesBeforeItArePosted)
 	const Case cases[] = {
 		{ "too many SGEs", IBV_WR_SEND, kSendSge + 1, 8, 0 },
 		{ "negative SGE count", IBV_WR_SEND, -1, 8, 0 },
-		{ "SEND_WITH_INV", IBV_WR_SEND_WITH_INV, 1, 8, 0 },
-		{ "LOCAL_INV", IBV_WR_LOCAL_INV, 0, 8, 0 },
-		{ "BIND_MW", IBV_WR_BIND_MW, 0, 8, 0 },
+		{ "BIND_MW without a window", IBV_WR_BIND_MW, 0, 8, 0 },
 		{ "TSO", IBV_WR_TSO, 1, 8, 0 },
 		{ "unknown opcode", static_cast<ibv_wr_opcode>(99), 1, 8, 0 },
 		{ "inline READ", IBV_WR_RDMA_READ, 1, 8, IBV_SEND_INLINE },
@@ -1839,7 +1909,7 @@ TEST_F(ProviderQp, AFailedWrStillRingsForTheOnesBeforeIt)
 	ibv_sge sg{ 0x1000, 8, 0x11 };
 	std::vector<ibv_send_wr> wrs = {
 		send_wr(IBV_WR_SEND, &sg, 1, 1),
-		send_wr(IBV_WR_LOCAL_INV, &sg, 0, 2),
+		send_wr(IBV_WR_TSO, &sg, 1, 2),
 	};
 	chain(wrs);
 	ibv_send_wr *bad = nullptr;

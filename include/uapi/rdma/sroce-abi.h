@@ -167,6 +167,13 @@ struct sroce_sge {
  * (network order) or the rkey to invalidate, per opcode.  With
  * IBV_SEND_INLINE, inline_len bytes of payload follow the header in place of
  * the SGE array and num_sge is 0; otherwise num_sge SGEs follow.
+ *
+ * IBV_WR_BIND_MW (also what ibv_bind_mw() posts for a type 1 window) names
+ * the window by its current rkey (bind.mw_rkey) and gives the rkey it has
+ * once bound (bind.new_rkey: same upper 24 bits, the low 8 bits are the
+ * consumer's) and the range of the MR (bind.mr_lkey) it exposes; a zero
+ * length unbinds a type 1 window.  IBV_WR_LOCAL_INV names the key in ex.
+ * These local operations carry no SGEs.
  */
 struct sroce_send_wqe {
 	__aligned_u64 wr_id;
@@ -195,6 +202,18 @@ struct sroce_send_wqe {
 			__u32 ah;	/* address handle number */
 			__u32 reserved;
 		} ud;
+		struct {
+			__aligned_u64 addr;	/* first byte of the window */
+			__aligned_u64 length;
+			__u32 mr_lkey;		/* MR the window lies in */
+			__u32 mw_rkey;		/* the window's current rkey */
+			__u32 new_rkey;		/* its rkey once bound */
+			__u32 access;		/* IBV_ACCESS_REMOTE_* */
+		} bind;
+		struct {		/* IB_WR_REG_MR: kernel QPs only */
+			__u32 key;		/* the MR's key once valid */
+			__u32 access;		/* IB_ACCESS_* */
+		} reg;
 		__u8 raw[32];
 	} wr;
 	/* then: struct sroce_sge sge[num_sge], or inline_len bytes */

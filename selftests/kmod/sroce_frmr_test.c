@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A kernel ULP's use of fast-register MRs, as NVMe-oF and NFS/RDMA make it,
+ * against the RDMA device named by the "dev" parameter (selftests/kulp.sh).
+ *
+ * Two RC QPs of the device are connected to each other through its first
+ * IPv4 RoCE v2 GID, as the userspace device tests do (no rdma_cm).  QP b
+ * registers a two-page buffer with ib_map_mr_sg() and IB_WR_REG_MR; QP a
+ * writes across its page boundary and reads it back through the new rkey,
+ * sends a SEND_WITH_INV that invalidates it, and after a second
+ * registration under the next key byte and a LOCAL_INV finds the rkey
+ * refused.  Each step prints "ok N name" or "not ok N name: why"; loading
+ * fails with -EIO unless every step passed, and the module stays loaded
+ * (for rmmod) when they all did.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/if_ether.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+static char *t_dev = "sroce0";
+module_param_named(dev, t_dev, charp, 0444);
+MODULE_PARM_DESC(dev, "RDMA device to test");
+
+#define T_BUF_LEN	(2 * PAGE_SIZE)
+#define T_MSG_LEN	256
+#define T_PSN		0x100
+#define T_WAIT_MS	20000
+
+struct t_ctx {
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq_a, *cq_b;
+	struct ib_qp *qp_a, *qp_b;
+	struct ib_mr *mr;
+	struct scatterlist sg;
+	bool sg_mapped;
+	void *buf;		/* b's memory, registered by REG_MR */
+	u8 *src;		/* a's memory, through the PD's DMA lkey */
+	union ib_gid gid;
+	int gid_index;
+	u8 mac[ETH_ALEN];	/* the GID's netdev: the peer is this device */
+	int step;
+	int failed;
+};
+
+static void t_report(struct t_ctx *t, bool ok, const char *name,
+		     const char *why)
+{
+	t->step++;
+	if (ok) {
+		pr_info("ok %d %s\n", t->step, name);
+		return;
+	}
+	t->failed++;
+	pr_err("not ok %d %s: %s\n", t->step, name, why);
+}
+
+/* The next completion of cq, within T_WAIT_MS; false if none came. */
+static bool t_poll(struct ib_cq *cq, struct ib_wc *wc)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(T_WAIT_MS);
+
+	do {
+		if (ib_poll_cq(cq, 1, wc) == 1)
+			return true;
+		usleep_range(200, 1000);
+	} while (time_before(jiffies, end));
+	return false;
+}
+
+/* The next completion of cq has wr_id, status and (if successful) opcode. */
+static bool t_expect(struct t_ctx *t, struct ib_cq *cq, u64 wr_id,
+		     enum ib_wc_status st, enum ib_wc_opcode op,
+		     struct ib_wc *out)
+{
+	struct ib_wc wc = {};
+
+	if (!t_poll(cq, &wc)) {
+		pr_err("no completion for wr_id %llu\n", wr_id);
+		return false;
+	}
+	if (out)
+		*out = wc;
+	if (wc.wr_id != wr_id || wc.status != st ||
+	    (st == IB_WC_SUCCESS && wc.opcode != op)) {
+		pr_err("wr_id %llu status %s opcode %d, want wr_id %llu %s opcode %d\n",
+		       wc.wr_id, ib_wc_status_msg(wc.status), wc.opcode, wr_id,
+		       ib_wc_status_msg(st), op);
+		return false;
+	}
+	return true;
+}
+
+static int t_find_gid(struct t_ctx *t)
+{
+	const struct ib_gid_attr *attr;
+	int i;
+
+	for (i = 0; i < 128; i++) {
+		attr = rdma_get_gid_attr(t->dev, 1, i);
+		if (IS_ERR(attr))
+			continue;
+		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+		    ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw) &&
+		    !rdma_read_gid_l2_fields(attr, NULL, t->mac)) {
+			t->gid = attr->gid;
+			t->gid_index = i;
+			rdma_put_gid_attr(attr);
+			return 0;
+		}
+		rdma_put_gid_attr(attr);
+	}
+	return -ENODEV;
+}
+
+static struct ib_qp *t_create_qp(struct t_ctx *t, struct ib_cq *cq)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = 16,
+			.max_recv_wr = 16,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+	};
+
+	return ib_create_qp(t->pd, &init);
+}
+
+static int t_connect(struct t_ctx *t, struct ib_qp *qp, u32 dest)
+{
+	struct ib_qp_attr a = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
+				   IB_ACCESS_REMOTE_READ,
+	};
+	int err;
+
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = IB_MTU_1024;
+	a.dest_qp_num = dest;
+	a.rq_psn = T_PSN;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 12;
+	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&a.ah_attr, 1);
+	rdma_ah_set_grh(&a.ah_attr, &t->gid, 0, t->gid_index, 64, 0);
+	/* ib_core resolves the MAC for user QPs only (rdma_cm does it for ULPs) */
+	memcpy(a.ah_attr.roce.dmac, t->mac, ETH_ALEN);
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.timeout = 18;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = T_PSN;
+	a.max_rd_atomic = 4;
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int t_setup(struct t_ctx *t)
+{
+	int err;
+
+	t->pd = ib_alloc_pd(t->dev, 0);
+	if (IS_ERR(t->pd))
+		return PTR_ERR(t->pd);
+	t->cq_a = ib_alloc_cq(t->dev, NULL, 32, 0, IB_POLL_DIRECT);
+	if (IS_ERR(t->cq_a))
+		return PTR_ERR(t->cq_a);
+	t->cq_b = ib_alloc_cq(t->dev, NULL, 32, 0, IB_POLL_DIRECT);
+	if (IS_ERR(t->cq_b))
+		return PTR_ERR(t->cq_b);
+	t->qp_a = t_create_qp(t, t->cq_a);
+	if (IS_ERR(t->qp_a))
+		return PTR_ERR(t->qp_a);
+	t->qp_b = t_create_qp(t, t->cq_b);
+	if (IS_ERR(t->qp_b))
+		return PTR_ERR(t->qp_b);
+	err = t_find_gid(t);
+	if (err)
+		return err;
+	err = t_connect(t, t->qp_a, t->qp_b->qp_num);
+	if (!err)
+		err = t_connect(t, t->qp_b, t->qp_a->qp_num);
+	if (err) {
+		pr_err("connecting the QPs: %d\n", err);
+		return err;
+	}
+	t->mr = ib_alloc_mr(t->pd, IB_MR_TYPE_MEM_REG, 4);
+	if (IS_ERR(t->mr))
+		return PTR_ERR(t->mr);
+	t->buf = kzalloc(T_BUF_LEN, GFP_KERNEL);
+	t->src = kmalloc(T_BUF_LEN, GFP_KERNEL);
+	if (!t->buf || !t->src)
+		return -ENOMEM;
+	sg_init_one(&t->sg, t->buf, T_BUF_LEN);
+	if (ib_dma_map_sg(t->dev, &t->sg, 1, DMA_BIDIRECTIONAL) != 1)
+		return -EIO;
+	t->sg_mapped = true;
+	return 0;
+}
+
+static void t_teardown(struct t_ctx *t)
+{
+	if (t->sg_mapped)
+		ib_dma_unmap_sg(t->dev, &t->sg, 1, DMA_BIDIRECTIONAL);
+	kfree(t->src);
+	kfree(t->buf);
+	if (!IS_ERR_OR_NULL(t->mr))
+		ib_dereg_mr(t->mr);
+	if (!IS_ERR_OR_NULL(t->qp_b))
+		ib_destroy_qp(t->qp_b);
+	if (!IS_ERR_OR_NULL(t->qp_a))
+		ib_destroy_qp(t->qp_a);
+	if (!IS_ERR_OR_NULL(t->cq_b))
+		ib_free_cq(t->cq_b);
+	if (!IS_ERR_OR_NULL(t->cq_a))
+		ib_free_cq(t->cq_a);
+	if (!IS_ERR_OR_NULL(t->pd))
+		ib_dealloc_pd(t->pd);
+}
+
+/* Map the buffer and register it on QP b under the MR's next key byte. */
+static bool t_register(struct t_ctx *t)
+{
+	struct ib_reg_wr wr = {
+		.wr = {
+			.wr_id = 1,
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.mr = t->mr,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			  IB_ACCESS_REMOTE_READ,
+	};
+	int n;
+
+	n = ib_map_mr_sg(t->mr, &t->sg, 1, NULL, PAGE_SIZE);
+	if (n != 1) {
+		pr_err("ib_map_mr_sg mapped %d of 1\n", n);
+		return false;
+	}
+	ib_update_fast_reg_key(t->mr, ib_inc_rkey(t->mr->rkey));
+	wr.key = t->mr->rkey;
+	if (ib_post_send(t->qp_b, &wr.wr, NULL))
+		return false;
+	return t_expect(t, t->cq_b, 1, IB_WC_SUCCESS, IB_WC_REG_MR, NULL);
+}
+
+/* a: an RDMA WRITE or READ of T_MSG_LEN bytes at rkey/raddr. */
+static bool t_rdma(struct t_ctx *t, enum ib_wr_opcode op, u32 rkey,
+		   u64 raddr, enum ib_wc_status st)
+{
+	struct ib_sge sge = {
+		.addr = ib_dma_map_single(t->dev, t->src, T_MSG_LEN,
+					  DMA_BIDIRECTIONAL),
+		.length = T_MSG_LEN,
+		.lkey = t->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = 2,
+			.opcode = op,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = &sge,
+			.num_sge = 1,
+		},
+		.remote_addr = raddr,
+		.rkey = rkey,
+	};
+	bool ok;
+
+	ok = !ib_post_send(t->qp_a, &wr.wr, NULL) &&
+	     t_expect(t, t->cq_a, 2, st, op == IB_WR_RDMA_WRITE ?
+		      IB_WC_RDMA_WRITE : IB_WC_RDMA_READ, NULL);
+	ib_dma_unmap_single(t->dev, sge.addr, T_MSG_LEN, DMA_BIDIRECTIONAL);
+	return ok;
+}
+
+/* a: SEND_WITH_INV of rkey into a receive of b; b's completion says so. */
+static bool t_send_inv(struct t_ctx *t, u32 rkey)
+{
+	struct ib_sge rsge = {
+		.addr = (uintptr_t)t->buf + T_BUF_LEN - 64,
+		.length = 64,
+		.lkey = t->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr rwr = { .wr_id = 3, .sg_list = &rsge, .num_sge = 1 };
+	struct ib_sge sge = {
+		.addr = (uintptr_t)t->src,
+		.length = 64,
+		.lkey = t->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 4,
+		.opcode = IB_WR_SEND_WITH_INV,
+		.send_flags = IB_SEND_SIGNALED,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.ex.invalidate_rkey = rkey,
+	};
+	struct ib_wc wc;
+
+	if (ib_post_recv(t->qp_b, &rwr, NULL) || ib_post_send(t->qp_a, &wr, NULL))
+		return false;
+	if (!t_expect(t, t->cq_a, 4, IB_WC_SUCCESS, IB_WC_SEND, NULL) ||
+	    !t_expect(t, t->cq_b, 3, IB_WC_SUCCESS, IB_WC_RECV, &wc))
+		return false;
+	if (!(wc.wc_flags & IB_WC_WITH_INVALIDATE) ||
+	    wc.ex.invalidate_rkey != rkey || wc.byte_len != 64) {
+		pr_err("receive: wc_flags 0x%x rkey 0x%x byte_len %u, want rkey 0x%x\n",
+		       wc.wc_flags, wc.ex.invalidate_rkey, wc.byte_len, rkey);
+		return false;
+	}
+	return true;
+}
+
+static bool t_local_inv(struct t_ctx *t, u32 rkey)
+{
+	struct ib_send_wr wr = {
+		.wr_id = 5,
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = rkey,
+	};
+
+	if (ib_post_send(t->qp_b, &wr, NULL))
+		return false;
+	return t_expect(t, t->cq_b, 5, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL);
+}
+
+static bool t_same(const u8 *got, u8 seed, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (got[i] != (u8)(seed + i))
+			return false;
+	return true;
+}
+
+static void t_run(struct t_ctx *t)
+{
+	u8 *at = (u8 *)t->buf + PAGE_SIZE - T_MSG_LEN / 2;
+	u64 across;
+	u32 rkey;
+	int i;
+
+	t_report(t, t_register(t), "reg_mr", "IB_WR_REG_MR failed");
+	/* the MR's addresses are the buffer's (no DMA device: virtual) */
+	across = t->mr->iova + PAGE_SIZE - T_MSG_LEN / 2;
+	for (i = 0; i < T_MSG_LEN; i++)
+		t->src[i] = 0x40 + i;
+	t_report(t, t_rdma(t, IB_WR_RDMA_WRITE, t->mr->rkey, across,
+			   IB_WC_SUCCESS) && t_same(at, 0x40, T_MSG_LEN),
+		 "write_across_pages", "WRITE failed or data differs");
+	for (i = 0; i < T_MSG_LEN; i++)
+		at[i] = 0x90 + i;
+	t_report(t, t_rdma(t, IB_WR_RDMA_READ, t->mr->rkey, across,
+			   IB_WC_SUCCESS) && t_same(t->src, 0x90, T_MSG_LEN),
+		 "read_across_pages", "READ failed or data differs");
+	rkey = t->mr->rkey;
+	t_report(t, t_send_inv(t, rkey), "send_with_inv",
+		 "SEND_WITH_INV not reported as invalidating");
+	t_report(t, t_register(t) && t->mr->rkey != rkey &&
+		 t_rdma(t, IB_WR_RDMA_WRITE, t->mr->rkey, across,
+			IB_WC_SUCCESS),
+		 "reregister_next_key", "second registration unusable");
+	rkey = t->mr->rkey;
+	t_report(t, t_local_inv(t, rkey), "local_inv", "LOCAL_INV failed");
+	memset(at, 0, T_MSG_LEN);
+	t_report(t, t_rdma(t, IB_WR_RDMA_WRITE, rkey, across,
+			   IB_WC_REM_ACCESS_ERR) && !memchr_inv(at, 0, T_MSG_LEN),
+		 "invalidated_key_refused", "WRITE through an invalidated key");
+}
+
+static int __init t_init(void)
+{
+	struct t_ctx t = {};
+	int err;
+
+	t.dev = ib_device_get_by_name(t_dev, RDMA_DRIVER_UNKNOWN);
+	if (!t.dev) {
+		pr_err("no RDMA device %s\n", t_dev);
+		return -ENODEV;
+	}
+	err = t_setup(&t);
+	if (err)
+		pr_err("setup failed: %d\n", err);
+	else
+		t_run(&t);
+	t_teardown(&t);
+	ib_device_put(t.dev);
+	if (err)
+		return err;
+	pr_info("%d steps, %d failed\n", t.step, t.failed);
+	return t.failed ? -EIO : 0;
+}
+
+static void __exit t_exit(void)
+{
+}
+
+module_init(t_init);
+module_exit(t_exit);
+MODULE_DESCRIPTION("sroce selftest: fast-register MRs of a kernel ULP");
+MODULE_LICENSE("GPL");

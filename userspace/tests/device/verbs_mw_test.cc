@@ -1,0 +1,1166 @@
+// Memory windows, invalidation and SEND_WITH_INV on a live RDMA device, run
+// inside a test-bed guest as root (part of verbs_device_tests):
+//   SROCE_RDMA_DEV=sroce0 verbs_device_tests --gtest_filter='*Mw*.*'
+// As in verbs_rc_test.cc, two RC QPs of the device under test are connected
+// to each other through the device's own RoCE v2 GID.  QP "b" owns the
+// memory and its windows (a type 2 window is bound through b, so remote
+// accesses arriving on b may use it); QP "a" is the remote peer that reads,
+// writes and invalidates through the windows' rkeys.
+//
+// What the cases expect is what the IBA (vol. 1, 10.6.7 and 9.4.1.1.3) and
+// the libibverbs man pages (ibv_alloc_mw, ibv_bind_mw, ibv_post_send) say:
+// - a bound window grants exactly its rights over exactly its range, whatever
+//   the MR allows remotely; anything else is a remote access error
+//   (IBV_WC_REM_ACCESS_ERR at the requester, whose QP goes to error);
+// - a failed bind, LOCAL_INV of something that cannot be invalidated,
+//   completes with IBV_WC_MW_BIND_ERR (the memory management error);
+// - SEND_WITH_INV invalidates the rkey at the receiver, whose completion
+//   carries IBV_WC_WITH_INV and the rkey; an rkey the receiver's QP may not
+//   invalidate (a type 1 window, a registered MR) is an invalid request
+//   (IBV_WC_REM_INV_REQ_ERR at the requester);
+// - ibv_dereg_mr() fails while windows are bound to the MR.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_env.h"
+#include "verbs_raii.h"
+
+namespace sroce::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// Generous: TCG guests on a loaded host are slow.
+constexpr auto kWait = 30s;
+constexpr int kRemoteAll = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC;
+constexpr size_t kPage = 4096;
+constexpr uint8_t kSentinel = 0x5e;
+
+struct MwDeleter {
+	void operator()(ibv_mw *m) const { ibv_dealloc_mw(m); }
+};
+using Mw = std::unique_ptr<ibv_mw, MwDeleter>;
+
+// Page-aligned memory filled with one byte value (freed on destruction).
+class Buffer {
+public:
+	explicit Buffer(size_t len, uint8_t fill = kSentinel)
+		: len_(len),
+		  mem_(static_cast<uint8_t *>(std::aligned_alloc(kPage, len)))
+	{
+		if (mem_)
+			std::memset(mem_.get(), fill, len);
+	}
+	uint8_t *data() const { return mem_.get(); }
+	uint64_t addr(size_t off = 0) const
+	{
+		return reinterpret_cast<uintptr_t>(mem_.get()) + off;
+	}
+	size_t size() const { return len_; }
+
+private:
+	struct Free {
+		void operator()(uint8_t *p) const { std::free(p); }
+	};
+	size_t len_;
+	std::unique_ptr<uint8_t[], Free> mem_;
+};
+
+// Every byte of [p, p + n) is v.
+::testing::AssertionResult all_are(const uint8_t *p, size_t n, uint8_t v,
+				   const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return ::testing::AssertionFailure()
+			       << what << ": byte " << i << " is 0x" << std::hex
+			       << int(p[i]) << ", want 0x" << int(v);
+	return ::testing::AssertionSuccess();
+}
+
+std::string wc_str(const ibv_wc &wc)
+{
+	std::ostringstream o;
+	o << "{wr_id " << wc.wr_id << ", " << ibv_wc_status_str(wc.status)
+	  << ", opcode " << int(wc.opcode) << ", byte_len " << wc.byte_len
+	  << ", wc_flags 0x" << std::hex << wc.wc_flags << ", ex 0x"
+	  << wc.invalidated_rkey << std::dec << "}";
+	return o.str();
+}
+
+// The next completion of cq, within kWait; false if none came.
+bool next_wc(ibv_cq *cq, ibv_wc &wc)
+{
+	const auto deadline = Clock::now() + kWait;
+	for (;;) {
+		const int n = ibv_poll_cq(cq, 1, &wc);
+		if (n == 1)
+			return true;
+		if (n < 0 || Clock::now() > deadline)
+			return false;
+		std::this_thread::sleep_for(50us);
+	}
+}
+
+// The next completion of cq has wr_id, status and (on success) opcode.
+::testing::AssertionResult completes(ibv_cq *cq, uint64_t wr_id,
+				     ibv_wc_status st, ibv_wc_opcode op)
+{
+	ibv_wc wc{};
+	if (!next_wc(cq, wc))
+		return ::testing::AssertionFailure()
+		       << "no completion for wr_id " << wr_id << " ("
+		       << ibv_wc_status_str(st) << " expected)";
+	if (wc.wr_id != wr_id || wc.status != st ||
+	    (st == IBV_WC_SUCCESS && wc.opcode != op))
+		return ::testing::AssertionFailure()
+		       << wc_str(wc) << ", want wr_id " << wr_id << " "
+		       << ibv_wc_status_str(st) << " opcode " << int(op);
+	return ::testing::AssertionSuccess();
+}
+
+// One end of a connection: a QP with its own CQs (the QP goes first).
+struct End {
+	Cq scq, rcq;
+	Qp qp;
+	ibv_qp *operator->() const { return qp.get(); }
+};
+
+// Which window type a case uses.
+enum class Type { One, Two };
+
+const char *type_name(Type t)
+{
+	return t == Type::One ? "Type1" : "Type2";
+}
+
+class MwTest : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		const std::string name = test_device_name();
+		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
+		ctx_ = open_device(name);
+		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
+		const unsigned need = IBV_DEVICE_MEM_WINDOW |
+				      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+		if ((unsigned(dev_.device_cap_flags) & need) != need)
+			GTEST_SKIP() << name << " has no type 1 and 2B windows";
+		pd_.reset(ibv_alloc_pd(ctx_.get()));
+		ASSERT_TRUE(pd_) << std::strerror(errno);
+		ASSERT_TRUE(find_gid()) << "no IPv4 RoCE v2 GID on " << name;
+		ASSERT_TRUE(pair(a_, b_));
+	}
+
+	// The first IPv4-mapped RoCE v2 GID (or SROCE_IP4's).
+	bool find_gid()
+	{
+		ibv_port_attr port{};
+		if (ibv_query_port(ctx_.get(), 1, &port))
+			return false;
+		const char *want = std::getenv("SROCE_IP4");
+		ibv_gid w{};
+		const bool have_want = want && *want &&
+				       inet_pton(AF_INET, want, w.raw + 12) == 1;
+		w.raw[10] = w.raw[11] = 0xff;
+		static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0,
+						  0, 0, 0, 0, 0xff, 0xff};
+		for (int i = 0; i < port.gid_tbl_len; i++) {
+			ibv_gid_entry e{};
+			if (ibv_query_gid_ex(ctx_.get(), 1, uint32_t(i), &e, 0) ||
+			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
+			    std::memcmp(e.gid.raw, v4map, 12))
+				continue;
+			if (have_want && std::memcmp(e.gid.raw, w.raw, 16))
+				continue;
+			gid_ = e.gid;
+			gid_index_ = i;
+			return true;
+		}
+		return false;
+	}
+
+	::testing::AssertionResult make_end(End &e)
+	{
+		e.scq.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
+		e.rcq.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
+		if (!e.scq || !e.rcq)
+			return ::testing::AssertionFailure()
+			       << "ibv_create_cq: " << std::strerror(errno);
+		ibv_qp_init_attr a{};
+		a.send_cq = e.scq.get();
+		a.recv_cq = e.rcq.get();
+		a.qp_type = IBV_QPT_RC;
+		a.cap.max_send_wr = 32;
+		a.cap.max_recv_wr = 32;
+		a.cap.max_send_sge = 2;
+		a.cap.max_recv_sge = 2;
+		e.qp.reset(ibv_create_qp(pd_.get(), &a));
+		if (!e.qp)
+			return ::testing::AssertionFailure()
+			       << "ibv_create_qp: " << std::strerror(errno);
+		return ::testing::AssertionSuccess();
+	}
+
+	::testing::AssertionResult modify(ibv_qp *qp, ibv_qp_attr &a, int mask,
+					  const char *what)
+	{
+		const int r = ibv_modify_qp(qp, &a, mask);
+		if (r)
+			return ::testing::AssertionFailure()
+			       << what << ": " << std::strerror(r);
+		return ::testing::AssertionSuccess();
+	}
+
+	// qp to RTS towards dest_qpn at our own GID.
+	::testing::AssertionResult connect(ibv_qp *qp, uint32_t dest_qpn)
+	{
+		ibv_qp_attr a{};
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = 1;
+		a.qp_access_flags = kRemoteAll;
+		::testing::AssertionResult r = modify(
+			qp, a,
+			IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				IBV_QP_ACCESS_FLAGS,
+			"RESET->INIT");
+		if (!r)
+			return r;
+		a = {};
+		a.qp_state = IBV_QPS_RTR;
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = dest_qpn;
+		a.rq_psn = 0x100;
+		a.max_dest_rd_atomic = 4;
+		a.min_rnr_timer = 12;
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.dgid = gid_;
+		a.ah_attr.grh.sgid_index = uint8_t(gid_index_);
+		a.ah_attr.grh.hop_limit = 64;
+		a.ah_attr.port_num = 1;
+		r = modify(qp, a,
+			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				   IBV_QP_MAX_DEST_RD_ATOMIC |
+				   IBV_QP_MIN_RNR_TIMER,
+			   "INIT->RTR");
+		if (!r)
+			return r;
+		a = {};
+		a.qp_state = IBV_QPS_RTS;
+		a.timeout = 18;
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		a.sq_psn = 0x100;
+		a.max_rd_atomic = 4;
+		return modify(qp, a,
+			      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				      IBV_QP_MAX_QP_RD_ATOMIC,
+			      "RTR->RTS");
+	}
+
+	::testing::AssertionResult pair(End &x, End &y)
+	{
+		::testing::AssertionResult r = make_end(x);
+		if (r)
+			r = make_end(y);
+		if (r)
+			r = connect(x.qp.get(), y->qp_num);
+		if (r)
+			r = connect(y.qp.get(), x->qp_num);
+		return r;
+	}
+
+	Mw alloc(Type t)
+	{
+		return Mw(ibv_alloc_mw(pd_.get(), t == Type::One ?
+							  IBV_MW_TYPE_1 :
+							  IBV_MW_TYPE_2));
+	}
+
+	// Posts a bind of mw on qp: ibv_bind_mw() for type 1 (the window's
+	// rkey changes), an IBV_WR_BIND_MW with the next key byte for type 2
+	// (and mw->rkey is updated as the man page tells applications to).
+	// Returns the errno of the post.
+	int post_bind(ibv_qp *qp, ibv_mw *mw, ibv_mr *mr, uint64_t addr,
+		      uint64_t len, unsigned access, uint64_t wr_id = 7,
+		      unsigned flags = IBV_SEND_SIGNALED)
+	{
+		ibv_mw_bind_info info{};
+		info.mr = mr;
+		info.addr = addr;
+		info.length = len;
+		info.mw_access_flags = access;
+		if (mw->type == IBV_MW_TYPE_1) {
+			ibv_mw_bind b{};
+			b.wr_id = wr_id;
+			b.send_flags = flags;
+			b.bind_info = info;
+			return ibv_bind_mw(qp, mw, &b);
+		}
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = wr_id;
+		wr.opcode = IBV_WR_BIND_MW;
+		wr.send_flags = flags;
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+		wr.bind_mw.bind_info = info;
+		const int r = ibv_post_send(qp, &wr, &bad);
+		if (!r)
+			mw->rkey = wr.bind_mw.rkey;
+		return r;
+	}
+
+	// Binds through b and checks the completion.
+	::testing::AssertionResult bind(ibv_mw *mw, ibv_mr *mr, uint64_t addr,
+					uint64_t len, unsigned access)
+	{
+		const int r = post_bind(b_.qp.get(), mw, mr, addr, len, access);
+		if (r)
+			return ::testing::AssertionFailure()
+			       << "posting the bind: " << std::strerror(r);
+		return completes(b_.scq.get(), 7, IBV_WC_SUCCESS,
+				 IBV_WC_BIND_MW);
+	}
+
+	// An RDMA WRITE, READ (len bytes) or FETCH_AND_ADD (8 bytes) from a,
+	// through rkey at raddr, using the local MR lmr at laddr.
+	int post_rdma(ibv_wr_opcode op, uint32_t rkey, uint64_t raddr,
+		      ibv_mr *lmr, uint64_t laddr, uint32_t len,
+		      uint64_t wr_id = 1, uint64_t add = 0)
+	{
+		ibv_sge sge{laddr, len, lmr->lkey};
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = wr_id;
+		wr.opcode = op;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.sg_list = len ? &sge : nullptr;
+		wr.num_sge = len ? 1 : 0;
+		if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			wr.wr.atomic.remote_addr = raddr;
+			wr.wr.atomic.rkey = rkey;
+			wr.wr.atomic.compare_add = add;
+		} else {
+			wr.wr.rdma.remote_addr = raddr;
+			wr.wr.rdma.rkey = rkey;
+		}
+		return ibv_post_send(a_.qp.get(), &wr, &bad);
+	}
+
+	// As post_rdma(), then the requester's completion must have status st.
+	::testing::AssertionResult rdma(ibv_wr_opcode op, uint32_t rkey,
+					uint64_t raddr, ibv_mr *lmr,
+					uint64_t laddr, uint32_t len,
+					ibv_wc_status st, uint64_t add = 0)
+	{
+		const int r = post_rdma(op, rkey, raddr, lmr, laddr, len, 1, add);
+		if (r)
+			return ::testing::AssertionFailure()
+			       << "ibv_post_send: " << std::strerror(r);
+		const ibv_wc_opcode wop =
+			op == IBV_WR_RDMA_WRITE ? IBV_WC_RDMA_WRITE :
+			op == IBV_WR_RDMA_READ	? IBV_WC_RDMA_READ :
+						  IBV_WC_FETCH_ADD;
+		return completes(a_.scq.get(), 1, st, wop);
+	}
+
+	// A LOCAL_INV of key posted on qp; the completion must have status st.
+	::testing::AssertionResult local_inv(ibv_qp *qp, ibv_cq *cq, uint32_t key,
+					     ibv_wc_status st,
+					     unsigned flags = IBV_SEND_SIGNALED)
+	{
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = 9;
+		wr.opcode = IBV_WR_LOCAL_INV;
+		wr.send_flags = flags;
+		wr.invalidate_rkey = key;
+		const int r = ibv_post_send(qp, &wr, &bad);
+		if (r)
+			return ::testing::AssertionFailure()
+			       << "ibv_post_send: " << std::strerror(r);
+		return completes(cq, 9, st, IBV_WC_LOCAL_INV);
+	}
+
+	// a sends len bytes with SEND_WITH_INV of key into a receive of b.
+	int send_inv(uint32_t key, ibv_mr *lmr, uint64_t laddr, uint32_t len,
+		     ibv_mr *rmr, uint64_t raddr)
+	{
+		ibv_sge rsge{raddr, len, rmr->lkey};
+		ibv_recv_wr rwr{}, *rbad = nullptr;
+		rwr.wr_id = 20;
+		rwr.sg_list = &rsge;
+		rwr.num_sge = 1;
+		int r = ibv_post_recv(b_.qp.get(), &rwr, &rbad);
+		if (r)
+			return r;
+		ibv_sge sge{laddr, len, lmr->lkey};
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = 21;
+		wr.opcode = IBV_WR_SEND_WITH_INV;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.invalidate_rkey = key;
+		return ibv_post_send(a_.qp.get(), &wr, &bad);
+	}
+
+public:
+	// For bind_and_exit(), which runs in a child process.
+	bool connect_to(ibv_qp *qp, uint32_t dest)
+	{
+		return connect(qp, dest);
+	}
+	int post_bind_on(ibv_qp *qp, ibv_mw *mw, ibv_mr *mr, uint64_t addr,
+			 uint64_t len, unsigned access)
+	{
+		return post_bind(qp, mw, mr, addr, len, access);
+	}
+
+protected:
+	// The members go in reverse: windows before MRs, QPs before the PD.
+	Context ctx_;
+	ibv_device_attr dev_{};
+	Pd pd_;
+	ibv_gid gid_{};
+	int gid_index_ = -1;
+	End a_, b_;
+};
+
+// The arena the windows expose: 4 pages of b's memory, all in one MR with
+// every right (and MW_BIND); windows cover the middle two pages.  a has
+// its own page to write from and read into.
+class Mws : public MwTest {
+protected:
+	void SetUp() override
+	{
+		MwTest::SetUp();
+		if (IsSkipped() || HasFatalFailure())
+			return;
+		mr_.reset(ibv_reg_mr(pd_.get(), arena_.data(), arena_.size(),
+				     IBV_ACCESS_LOCAL_WRITE | kRemoteAll |
+					     IBV_ACCESS_MW_BIND));
+		ASSERT_TRUE(mr_) << std::strerror(errno);
+		lmr_.reset(ibv_reg_mr(pd_.get(), local_.data(), local_.size(),
+				      IBV_ACCESS_LOCAL_WRITE));
+		ASSERT_TRUE(lmr_) << std::strerror(errno);
+	}
+
+	uint64_t win() const { return arena_.addr(kPage); }
+	static constexpr uint64_t kWinLen = 2 * kPage;
+
+	// The write of a refused access must not have landed anywhere.
+	::testing::AssertionResult arena_untouched() const
+	{
+		return all_are(arena_.data(), arena_.size(), kSentinel,
+			       "b's memory");
+	}
+
+	Buffer arena_{4 * kPage};
+	Buffer local_{kPage, 0xa1};
+	Mr mr_, lmr_;
+};
+
+// ---------------------------------------------------------------------
+
+TEST_F(MwTest, DeviceReportsWindowsAndLimits)
+{
+	EXPECT_GT(dev_.max_mw, 0);
+	EXPECT_TRUE(dev_.device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+	EXPECT_TRUE(dev_.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+	EXPECT_TRUE(dev_.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS);
+}
+
+TEST_F(MwTest, AllocAndDeallocBothTypes)
+{
+	const long before = debugfs_count("mws");
+	std::vector<Mw> mws;
+	for (int i = 0; i < 8; i++) {
+		mws.push_back(alloc(i % 2 ? Type::Two : Type::One));
+		ASSERT_TRUE(mws.back()) << std::strerror(errno);
+		EXPECT_NE(mws.back()->rkey, 0u);
+		EXPECT_EQ(mws.back()->type,
+			  i % 2 ? IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
+	}
+	for (size_t i = 0; i < mws.size(); i++)
+		for (size_t j = i + 1; j < mws.size(); j++)
+			EXPECT_NE(mws[i]->rkey >> 8, mws[j]->rkey >> 8)
+				<< "two windows share an rkey index";
+	if (before >= 0) {
+		EXPECT_EQ(debugfs_count("mws"), before + 8);
+	}
+	mws.clear();
+	if (before >= 0) {
+		EXPECT_EQ(debugfs_count("mws"), before);
+	}
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_mw(pd_.get(), ibv_mw_type(3)), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+}
+
+// What the child of ExitWithBoundWindowsReleasesEverything does: its own
+// context, two windows, then an MR they are bound to through a QP connected
+// to itself, then _exit() without destroying anything.  Returns the failing
+// step on failure.
+int bind_and_exit(MwTest &t)
+{
+	Context c = open_device(test_device_name());
+	if (!c)
+		return 1;
+	Pd pd(ibv_alloc_pd(c.get()));
+	Buffer buf(kPage);
+	if (!pd || !buf.data())
+		return 2;
+	// Windows first: if ib_core destroys the newest objects first, the MR
+	// comes before its windows and must wait for them.
+	Mw one(ibv_alloc_mw(pd.get(), IBV_MW_TYPE_1));
+	Mw two(ibv_alloc_mw(pd.get(), IBV_MW_TYPE_2));
+	Mr mr(ibv_reg_mr(pd.get(), buf.data(), kPage,
+			 IBV_ACCESS_LOCAL_WRITE | kRemoteAll | IBV_ACCESS_MW_BIND));
+	Cq cq(ibv_create_cq(c.get(), 8, nullptr, nullptr, 0));
+	if (!mr || !cq)
+		return 3;
+	ibv_qp_init_attr a{};
+	a.send_cq = a.recv_cq = cq.get();
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_send_wr = a.cap.max_recv_wr = 4;
+	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+	Qp qp(ibv_create_qp(pd.get(), &a));
+	if (!qp || !t.connect_to(qp.get(), qp->qp_num))
+		return 4;
+	if (!one || !two ||
+	    t.post_bind_on(qp.get(), one.get(), mr.get(), buf.addr(), kPage,
+			   kRemoteAll) ||
+	    t.post_bind_on(qp.get(), two.get(), mr.get(), buf.addr(), 64,
+			   IBV_ACCESS_REMOTE_READ))
+		return 5;
+	for (int i = 0; i < 2; i++) {
+		ibv_wc wc{};
+		if (!next_wc(cq.get(), wc) || wc.status != IBV_WC_SUCCESS)
+			return 6;
+	}
+	// Deliberately skip every destructor: the kernel must clean up.
+	_exit(0);
+}
+
+// A process that exits with windows bound to an MR leaves nothing behind:
+// ib_core destroys its objects in its own order, and the MR can only go
+// once the windows are gone.
+TEST_F(MwTest, ExitWithBoundWindowsReleasesEverything)
+{
+	const long mws = debugfs_count("mws"), mrs = debugfs_count("mrs");
+	if (mws < 0 || mrs < 0)
+		GTEST_SKIP() << kObjects << " not readable (needs root, debugfs)";
+	const pid_t pid = fork();
+	ASSERT_GE(pid, 0) << std::strerror(errno);
+	if (pid == 0)
+		_exit(bind_and_exit(*this));
+	int st = 0;
+	ASSERT_EQ(waitpid(pid, &st, 0), pid) << std::strerror(errno);
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(WEXITSTATUS(st), 0) << "the child failed at step "
+				      << WEXITSTATUS(st);
+	const auto deadline = Clock::now() + kWait;
+	while ((debugfs_count("mws") != mws || debugfs_count("mrs") != mrs) &&
+	       Clock::now() < deadline)
+		std::this_thread::sleep_for(10ms);
+	EXPECT_EQ(debugfs_count("mws"), mws);
+	EXPECT_EQ(debugfs_count("mrs"), mrs);
+}
+
+// Remote WRITE, READ and FETCH_AND_ADD through a bound window, data checked.
+class MwAccess : public Mws, public ::testing::WithParamInterface<Type> {};
+
+TEST_P(MwAccess, WriteReadAtomicThroughWindow)
+{
+	Mw mw = alloc(GetParam());
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	const uint32_t old_rkey = mw->rkey;
+	ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kWinLen, kRemoteAll));
+	EXPECT_NE(mw->rkey, old_rkey) << "a bind takes a new key byte";
+	EXPECT_EQ(mw->rkey >> 8, old_rkey >> 8);
+
+	// WRITE 100 bytes at the window's last 100 bytes.
+	const uint64_t at = win() + kWinLen - 100;
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mw->rkey, at, lmr_.get(),
+			 local_.addr(), 100, IBV_WC_SUCCESS));
+	EXPECT_TRUE(all_are(arena_.data() + (at - arena_.addr()), 100, 0xa1,
+			    "written bytes"));
+	EXPECT_TRUE(all_are(arena_.data(), at - arena_.addr(), kSentinel,
+			    "bytes before the write"));
+	EXPECT_TRUE(all_are(arena_.data() + (at - arena_.addr()) + 100,
+			    kPage, kSentinel, "bytes after the write"));
+
+	// READ the window's first page back into a's page.
+	std::memset(arena_.data() + kPage, 0x3c, 64);
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_READ, mw->rkey, win(), lmr_.get(),
+			 local_.addr(), 64, IBV_WC_SUCCESS));
+	EXPECT_TRUE(all_are(local_.data(), 64, 0x3c, "read bytes"));
+
+	// FETCH_AND_ADD on a word of the window.
+	uint64_t word = 40;
+	std::memcpy(arena_.data() + kPage + 8, &word, 8);
+	ASSERT_TRUE(rdma(IBV_WR_ATOMIC_FETCH_AND_ADD, mw->rkey, win() + 8,
+			 lmr_.get(), local_.addr(), 8, IBV_WC_SUCCESS, 2));
+	uint64_t orig = 0;
+	std::memcpy(&orig, local_.data(), 8);
+	std::memcpy(&word, arena_.data() + kPage + 8, 8);
+	EXPECT_EQ(orig, 40u);
+	EXPECT_EQ(word, 42u);
+}
+
+// A window bound for zero bytes: valid, but no byte may be touched.
+TEST_P(MwAccess, ZeroLengthBind)
+{
+	Mw mw = alloc(GetParam());
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	if (GetParam() == Type::One) {
+		// For type 1 a zero-length bind is an unbind (ibv_bind_mw(3)).
+		ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kWinLen,
+				 kRemoteAll));
+		ASSERT_TRUE(bind(mw.get(), nullptr, 0, 0, 0));
+	} else {
+		ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), 0, kRemoteAll));
+	}
+	// Zero-length RDMA carries no valid rkey and always succeeds.
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mw->rkey, win(), lmr_.get(),
+			 local_.addr(), 0, IBV_WC_SUCCESS));
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mw->rkey, win(), lmr_.get(),
+			 local_.addr(), 1, IBV_WC_REM_ACCESS_ERR));
+	EXPECT_TRUE(arena_untouched());
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, MwAccess,
+			 ::testing::Values(Type::One, Type::Two),
+			 [](const ::testing::TestParamInfo<Type> &i) {
+				 return std::string(type_name(i.param));
+			 });
+
+// ---------------------------------------------------------------------
+// Accesses a window refuses: REM_ACCESS_ERR, b's memory untouched.
+
+enum class Refusal {
+	OutsideWindow,	 // inside the MR, past the window's end
+	BeforeWindow,	 // inside the MR, before the window
+	MissingRight,	 // WRITE through a read-only window
+	AtomicNotGranted, // FETCH_AND_ADD through a read/write window
+	NeverBound,	 // the rkey alloc_mw returned
+	StaleKey,	 // the rkey of the previous binding
+	Unbound,	 // type 1 after a zero-length bind
+	LocalInvalidated, // type 2 after LOCAL_INV through b
+	RemoteInvalidated, // type 2 after a's SEND_WITH_INV
+	Deallocated,	 // the window is gone
+	OtherQp,	 // type 2 bound through another QP of the PD
+};
+
+struct RefusalCase {
+	const char *name;
+	Type type;
+	Refusal what;
+	ibv_wr_opcode op = IBV_WR_RDMA_WRITE;
+};
+
+class MwRefused : public Mws,
+		  public ::testing::WithParamInterface<RefusalCase> {};
+
+TEST_P(MwRefused, RemoteAccessError)
+{
+	const RefusalCase &c = GetParam();
+	Mw mw = alloc(c.type);
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	const unsigned rights =
+		c.what == Refusal::MissingRight ? unsigned(IBV_ACCESS_REMOTE_READ) :
+		c.what == Refusal::AtomicNotGranted ?
+			unsigned(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE) :
+			unsigned(kRemoteAll);
+	uint64_t at = win();
+	uint32_t rkey = mw->rkey;
+	End c2, d2;
+
+	switch (c.what) {
+	case Refusal::NeverBound:
+		break;
+	case Refusal::OtherQp: {
+		// Bound through c2 (same PD, connected to d2): b may not use it.
+		ASSERT_TRUE(pair(c2, d2));
+		ASSERT_EQ(post_bind(c2.qp.get(), mw.get(), mr_.get(), win(),
+				    kWinLen, rights),
+			  0);
+		ASSERT_TRUE(completes(c2.scq.get(), 7, IBV_WC_SUCCESS,
+				      IBV_WC_BIND_MW));
+		rkey = mw->rkey;
+		break;
+	}
+	default:
+		ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kWinLen, rights));
+		rkey = mw->rkey;
+		break;
+	}
+	switch (c.what) {
+	case Refusal::OutsideWindow:
+		at = win() + kWinLen - 8;	// 8 bytes in, 8 past the end
+		break;
+	case Refusal::BeforeWindow:
+		at = win() - 8;
+		break;
+	case Refusal::StaleKey:
+		ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kWinLen,
+				 rights));
+		ASSERT_NE(mw->rkey, rkey);
+		break;
+	case Refusal::Unbound:
+		ASSERT_TRUE(bind(mw.get(), nullptr, 0, 0, 0));
+		rkey = mw->rkey;
+		break;
+	case Refusal::LocalInvalidated:
+		ASSERT_TRUE(local_inv(b_.qp.get(), b_.scq.get(), rkey,
+				      IBV_WC_SUCCESS));
+		break;
+	case Refusal::RemoteInvalidated: {
+		ASSERT_EQ(send_inv(rkey, lmr_.get(), local_.addr(), 16,
+				   mr_.get(), arena_.addr(3 * kPage)),
+			  0);
+		ASSERT_TRUE(completes(a_.scq.get(), 21, IBV_WC_SUCCESS,
+				      IBV_WC_SEND));
+		ibv_wc wc{};
+		ASSERT_TRUE(next_wc(b_.rcq.get(), wc));
+		EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
+		EXPECT_EQ(wc.opcode, IBV_WC_RECV) << wc_str(wc);
+		EXPECT_EQ(wc.byte_len, 16u);
+		EXPECT_EQ(wc.wc_flags & ~unsigned(IBV_WC_GRH),
+			  unsigned(IBV_WC_WITH_INV))
+			<< wc_str(wc);
+		EXPECT_EQ(wc.invalidated_rkey, rkey) << wc_str(wc);
+		// the SEND's payload is where the receive said
+		std::memset(arena_.data() + 3 * kPage, kSentinel, 16);
+		break;
+	}
+	case Refusal::Deallocated:
+		mw.reset();
+		break;
+	default:
+		break;
+	}
+
+	const uint32_t len = c.op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : 16;
+	ASSERT_TRUE(rdma(c.op, rkey, at, lmr_.get(), local_.addr(), len,
+			 IBV_WC_REM_ACCESS_ERR));
+	EXPECT_TRUE(arena_untouched());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+	Windows, MwRefused,
+	::testing::Values(
+		RefusalCase{"Type1OutsideWindow", Type::One,
+			    Refusal::OutsideWindow},
+		RefusalCase{"Type2OutsideWindow", Type::Two,
+			    Refusal::OutsideWindow},
+		RefusalCase{"Type1ReadBeforeWindow", Type::One,
+			    Refusal::BeforeWindow, IBV_WR_RDMA_READ},
+		RefusalCase{"Type2ReadBeforeWindow", Type::Two,
+			    Refusal::BeforeWindow, IBV_WR_RDMA_READ},
+		RefusalCase{"Type1WriteToReadOnly", Type::One,
+			    Refusal::MissingRight},
+		RefusalCase{"Type2WriteToReadOnly", Type::Two,
+			    Refusal::MissingRight},
+		RefusalCase{"Type1AtomicNotGranted", Type::One,
+			    Refusal::AtomicNotGranted,
+			    IBV_WR_ATOMIC_FETCH_AND_ADD},
+		RefusalCase{"Type2AtomicNotGranted", Type::Two,
+			    Refusal::AtomicNotGranted,
+			    IBV_WR_ATOMIC_FETCH_AND_ADD},
+		RefusalCase{"Type1NeverBound", Type::One, Refusal::NeverBound},
+		RefusalCase{"Type2NeverBound", Type::Two, Refusal::NeverBound},
+		RefusalCase{"Type1StaleKey", Type::One, Refusal::StaleKey},
+		RefusalCase{"Type1Unbound", Type::One, Refusal::Unbound},
+		RefusalCase{"Type1UnboundRead", Type::One, Refusal::Unbound,
+			    IBV_WR_RDMA_READ},
+		RefusalCase{"Type2LocalInvalidated", Type::Two,
+			    Refusal::LocalInvalidated},
+		RefusalCase{"Type2LocalInvalidatedRead", Type::Two,
+			    Refusal::LocalInvalidated, IBV_WR_RDMA_READ},
+		RefusalCase{"Type2RemoteInvalidated", Type::Two,
+			    Refusal::RemoteInvalidated},
+		RefusalCase{"Type1Deallocated", Type::One,
+			    Refusal::Deallocated},
+		RefusalCase{"Type2Deallocated", Type::Two,
+			    Refusal::Deallocated},
+		RefusalCase{"Type2BoundThroughOtherQp", Type::Two,
+			    Refusal::OtherQp}),
+	[](const ::testing::TestParamInfo<RefusalCase> &i) {
+		return std::string(i.param.name);
+	});
+
+// ---------------------------------------------------------------------
+// Binds the device refuses: IBV_WC_MW_BIND_ERR, the window stays unusable.
+
+enum class BadBind {
+	MrWithoutBindRight,
+	BeyondMr,
+	BeforeMr,
+	WriteOnReadOnlyMr,	// remote write needs an MR with local write
+	AtomicOnReadOnlyMr,
+	ZeroBased,		// not supported
+	Type2AlreadyBound,
+	Type2OtherPdMr,
+	Type2OtherPdQp,		// the QP's PD is not the window's
+	Type2KeyIndexChanged,
+};
+
+struct BadBindCase {
+	const char *name;
+	Type type;
+	BadBind what;
+};
+
+class MwBadBind : public Mws,
+		  public ::testing::WithParamInterface<BadBindCase> {};
+
+TEST_P(MwBadBind, CompletesWithBindError)
+{
+	const BadBindCase &c = GetParam();
+	Mw mw = alloc(c.type);
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	ibv_mr *mr = mr_.get();
+	uint64_t addr = win(), len = kWinLen;
+	unsigned rights = kRemoteAll;
+	Mr plain, ro;
+	Pd other;
+	End c2, d2;
+
+	// The bad bind goes through a pair of its own, which it puts in the
+	// error state; a and b stay connected to show the window's state.
+	if (c.what != BadBind::Type2OtherPdQp) {
+		ASSERT_TRUE(pair(c2, d2));
+	}
+	switch (c.what) {
+	case BadBind::MrWithoutBindRight:
+		plain.reset(ibv_reg_mr(pd_.get(), arena_.data(), arena_.size(),
+				       IBV_ACCESS_LOCAL_WRITE | kRemoteAll));
+		ASSERT_TRUE(plain) << std::strerror(errno);
+		mr = plain.get();
+		break;
+	case BadBind::BeyondMr:
+		addr = arena_.addr(3 * kPage);
+		break;
+	case BadBind::BeforeMr:
+		addr = arena_.addr() - kPage;
+		len = 2 * kPage;
+		break;
+	case BadBind::WriteOnReadOnlyMr:
+	case BadBind::AtomicOnReadOnlyMr:
+		ro.reset(ibv_reg_mr(pd_.get(), arena_.data(), arena_.size(),
+				    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND));
+		ASSERT_TRUE(ro) << std::strerror(errno);
+		mr = ro.get();
+		rights = c.what == BadBind::WriteOnReadOnlyMr ?
+				 IBV_ACCESS_REMOTE_WRITE :
+				 IBV_ACCESS_REMOTE_ATOMIC;
+		break;
+	case BadBind::ZeroBased:
+		rights |= IBV_ACCESS_ZERO_BASED;
+		break;
+	case BadBind::Type2AlreadyBound:
+		ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kWinLen,
+				 kRemoteAll));
+		break;
+	case BadBind::Type2OtherPdMr:
+		other.reset(ibv_alloc_pd(ctx_.get()));
+		ASSERT_TRUE(other) << std::strerror(errno);
+		plain.reset(ibv_reg_mr(other.get(), arena_.data(),
+				       arena_.size(),
+				       IBV_ACCESS_LOCAL_WRITE | kRemoteAll |
+					       IBV_ACCESS_MW_BIND));
+		ASSERT_TRUE(plain) << std::strerror(errno);
+		mr = plain.get();
+		break;
+	case BadBind::Type2OtherPdQp: {
+		// c2's QP lives in another PD than the window and the MR.
+		other.reset(ibv_alloc_pd(ctx_.get()));
+		ASSERT_TRUE(other) << std::strerror(errno);
+		Pd mine = std::move(pd_);
+		pd_.reset(other.release());
+		const ::testing::AssertionResult r = make_end(c2);
+		other.reset(pd_.release());
+		pd_ = std::move(mine);
+		ASSERT_TRUE(r);
+		ASSERT_TRUE(connect(c2.qp.get(), a_->qp_num));
+		break;
+	}
+	default:
+		break;
+	}
+
+	ibv_qp *qp = c2.qp.get();
+	if (c.what == BadBind::Type2KeyIndexChanged) {
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = 7;
+		wr.opcode = IBV_WR_BIND_MW;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.bind_mw.mw = mw.get();
+		wr.bind_mw.rkey = mw->rkey ^ 0x100;
+		wr.bind_mw.bind_info = {mr, addr, len, rights};
+		ASSERT_EQ(ibv_post_send(qp, &wr, &bad), 0);
+	} else {
+		ASSERT_EQ(post_bind(qp, mw.get(), mr, addr, len, rights), 0);
+	}
+	EXPECT_TRUE(completes(c2.scq.get(), 7, IBV_WC_MW_BIND_ERR,
+			      IBV_WC_BIND_MW));
+
+	// Whatever key the failed bind would have given, the window refuses.
+	if (c.what != BadBind::Type2AlreadyBound) {
+		ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mw->rkey, win(), lmr_.get(),
+				 local_.addr(), 16, IBV_WC_REM_ACCESS_ERR));
+		EXPECT_TRUE(arena_untouched());
+	}
+	// The MR is free of the window: the failed bind took nothing.
+	if (plain) {
+		EXPECT_EQ(ibv_dereg_mr(plain.release()), 0);
+	}
+	if (ro) {
+		EXPECT_EQ(ibv_dereg_mr(ro.release()), 0);
+	}
+}
+
+INSTANTIATE_TEST_SUITE_P(
+	Binds, MwBadBind,
+	::testing::Values(
+		BadBindCase{"Type1MrWithoutBindRight", Type::One,
+			    BadBind::MrWithoutBindRight},
+		BadBindCase{"Type2MrWithoutBindRight", Type::Two,
+			    BadBind::MrWithoutBindRight},
+		BadBindCase{"Type1BeyondMr", Type::One, BadBind::BeyondMr},
+		BadBindCase{"Type2BeyondMr", Type::Two, BadBind::BeyondMr},
+		BadBindCase{"Type2BeforeMr", Type::Two, BadBind::BeforeMr},
+		BadBindCase{"Type1RemoteWriteOnReadOnlyMr", Type::One,
+			    BadBind::WriteOnReadOnlyMr},
+		BadBindCase{"Type2RemoteAtomicOnReadOnlyMr", Type::Two,
+			    BadBind::AtomicOnReadOnlyMr},
+		BadBindCase{"Type2ZeroBased", Type::Two, BadBind::ZeroBased},
+		BadBindCase{"Type2AlreadyBound", Type::Two,
+			    BadBind::Type2AlreadyBound},
+		BadBindCase{"Type2OtherPdMr", Type::Two,
+			    BadBind::Type2OtherPdMr},
+		BadBindCase{"Type2OtherPdQp", Type::Two,
+			    BadBind::Type2OtherPdQp},
+		BadBindCase{"Type2KeyIndexChanged", Type::Two,
+			    BadBind::Type2KeyIndexChanged}),
+	[](const ::testing::TestParamInfo<BadBindCase> &i) {
+		return std::string(i.param.name);
+	});
+
+// ---------------------------------------------------------------------
+// Posting rules, deallocation, invalidation of what cannot be invalidated.
+
+TEST_F(Mws, PostingRefusesTheWrongBindPath)
+{
+	Mw one = alloc(Type::One), two = alloc(Type::Two);
+	ASSERT_TRUE(one && two) << std::strerror(errno);
+	// A type 1 window is bound by ibv_bind_mw() only...
+	ibv_send_wr wr{}, *bad = nullptr;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = one.get();
+	wr.bind_mw.rkey = ibv_inc_rkey(one->rkey);
+	wr.bind_mw.bind_info = {mr_.get(), win(), kWinLen, kRemoteAll};
+	EXPECT_EQ(ibv_post_send(b_.qp.get(), &wr, &bad), EINVAL);
+	EXPECT_EQ(bad, &wr);
+	// ...and a type 2 window never by it (libibverbs refuses that).
+	ibv_mw_bind mb{};
+	mb.bind_info = wr.bind_mw.bind_info;
+	EXPECT_EQ(ibv_bind_mw(b_.qp.get(), two.get(), &mb), EINVAL);
+	// An MR of another PD is refused before posting (ibv_bind_mw(3)).
+	Pd other(ibv_alloc_pd(ctx_.get()));
+	ASSERT_TRUE(other) << std::strerror(errno);
+	Mr omr(ibv_reg_mr(other.get(), arena_.data(), arena_.size(),
+			  IBV_ACCESS_MW_BIND));
+	ASSERT_TRUE(omr) << std::strerror(errno);
+	mb.bind_info.mr = omr.get();
+	EXPECT_EQ(ibv_bind_mw(b_.qp.get(), one.get(), &mb), EPERM);
+	// Nothing was posted.
+	ibv_wc wc{};
+	EXPECT_EQ(ibv_poll_cq(b_.scq.get(), 1, &wc), 0);
+}
+
+TEST_F(Mws, DeregOfMrWithBoundWindowFailsUntilDealloc)
+{
+	Mr mr(ibv_reg_mr(pd_.get(), arena_.data(), arena_.size(),
+			 IBV_ACCESS_LOCAL_WRITE | kRemoteAll |
+				 IBV_ACCESS_MW_BIND));
+	ASSERT_TRUE(mr) << std::strerror(errno);
+	Mw one = alloc(Type::One), two = alloc(Type::Two);
+	ASSERT_TRUE(one && two) << std::strerror(errno);
+	ASSERT_TRUE(bind(one.get(), mr.get(), win(), kWinLen, kRemoteAll));
+	ASSERT_TRUE(bind(two.get(), mr.get(), win(), kPage, kRemoteAll));
+
+	EXPECT_NE(ibv_dereg_mr(mr.get()), 0) << "two windows are bound";
+	// Deallocating a bound window unbinds it.
+	ASSERT_EQ(ibv_dealloc_mw(one.release()), 0);
+	EXPECT_NE(ibv_dereg_mr(mr.get()), 0) << "one window is bound";
+	ASSERT_EQ(ibv_dealloc_mw(two.release()), 0);
+	EXPECT_EQ(ibv_dereg_mr(mr.release()), 0);
+}
+
+TEST_F(Mws, DeallocOfBoundWindowRevokesAccess)
+{
+	Mw mw = alloc(Type::Two);
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kWinLen, kRemoteAll));
+	const uint32_t rkey = mw->rkey;
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, rkey, win(), lmr_.get(),
+			 local_.addr(), 8, IBV_WC_SUCCESS));
+	std::memset(arena_.data() + kPage, kSentinel, 8);
+	ASSERT_EQ(ibv_dealloc_mw(mw.release()), 0);
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, rkey, win(), lmr_.get(),
+			 local_.addr(), 8, IBV_WC_REM_ACCESS_ERR));
+	EXPECT_TRUE(arena_untouched());
+}
+
+// The window outlives the MR's other users: the MR still works directly.
+TEST_F(Mws, MrKeyStillWorksNextToWindows)
+{
+	Mw mw = alloc(Type::One);
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kPage,
+			 IBV_ACCESS_REMOTE_READ));
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mr_->rkey, arena_.addr(), lmr_.get(),
+			 local_.addr(), 32, IBV_WC_SUCCESS));
+	EXPECT_TRUE(all_are(arena_.data(), 32, 0xa1, "written through the MR"));
+}
+
+// LOCAL_INV of a type 1 window or of a registered MR: nothing to
+// invalidate, a memory management error.
+TEST_F(Mws, LocalInvOfType1WindowFails)
+{
+	Mw mw = alloc(Type::One);
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kWinLen, kRemoteAll));
+	EXPECT_TRUE(local_inv(b_.qp.get(), b_.scq.get(), mw->rkey,
+			      IBV_WC_MW_BIND_ERR));
+}
+
+TEST_F(Mws, LocalInvOfRegisteredMrFails)
+{
+	EXPECT_TRUE(local_inv(b_.qp.get(), b_.scq.get(), mr_->rkey,
+			      IBV_WC_MW_BIND_ERR));
+	// the MR stays valid
+	End c2, d2;
+	ASSERT_TRUE(pair(c2, d2));
+	ibv_sge sge{local_.addr(), 8, lmr_->lkey};
+	ibv_send_wr wr{}, *bad = nullptr;
+	wr.wr_id = 3;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = arena_.addr();
+	wr.wr.rdma.rkey = mr_->rkey;
+	ASSERT_EQ(ibv_post_send(c2.qp.get(), &wr, &bad), 0);
+	EXPECT_TRUE(completes(c2.scq.get(), 3, IBV_WC_SUCCESS,
+			      IBV_WC_RDMA_WRITE));
+}
+
+// SEND_WITH_INV of an rkey b may not invalidate: invalid request.
+class MwBadSendInv : public Mws,
+		     public ::testing::WithParamInterface<const char *> {};
+
+TEST_P(MwBadSendInv, IsAnInvalidRequest)
+{
+	const std::string what = GetParam();
+	Mw mw = alloc(what == "Type1Window" ? Type::One : Type::Two);
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	uint32_t key = mr_->rkey;
+	if (what == "Type1Window") {
+		ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kWinLen,
+				 kRemoteAll));
+		key = mw->rkey;
+	} else if (what == "UnboundType2Window") {
+		key = mw->rkey;
+	}
+	ASSERT_EQ(send_inv(key, lmr_.get(), local_.addr(), 16, mr_.get(),
+			   arena_.addr(3 * kPage)),
+		  0);
+	EXPECT_TRUE(completes(a_.scq.get(), 21, IBV_WC_REM_INV_REQ_ERR,
+			      IBV_WC_SEND));
+	ibv_wc wc{};
+	ASSERT_TRUE(next_wc(b_.rcq.get(), wc));
+	EXPECT_EQ(wc.wr_id, 20u);
+	EXPECT_NE(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
+}
+
+INSTANTIATE_TEST_SUITE_P(Keys, MwBadSendInv,
+			 ::testing::Values("Type1Window", "UnboundType2Window",
+					   "RegisteredMr"),
+			 [](const ::testing::TestParamInfo<const char *> &i) {
+				 return std::string(i.param);
+			 });
+
+// A fenced LOCAL_INV waits for the READ before it: the READ through the
+// window completes, then the window is invalid.
+TEST_F(Mws, FencedLocalInvAfterRead)
+{
+	Mw mw = alloc(Type::Two);
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	// bound through b, invalidated by a: the PD is what matters locally
+	ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kWinLen, kRemoteAll));
+	std::memset(arena_.data() + kPage, 0x77, 512);
+	ASSERT_EQ(post_rdma(IBV_WR_RDMA_READ, mw->rkey, win(), lmr_.get(),
+			    local_.addr(), 512, 1),
+		  0);
+	ibv_send_wr wr{}, *bad = nullptr;
+	wr.wr_id = 9;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	wr.invalidate_rkey = mw->rkey;
+	ASSERT_EQ(ibv_post_send(a_.qp.get(), &wr, &bad), 0);
+	EXPECT_TRUE(completes(a_.scq.get(), 1, IBV_WC_SUCCESS,
+			      IBV_WC_RDMA_READ));
+	EXPECT_TRUE(completes(a_.scq.get(), 9, IBV_WC_SUCCESS,
+			      IBV_WC_LOCAL_INV));
+	EXPECT_TRUE(all_are(local_.data(), 512, 0x77, "read bytes"));
+	std::memset(arena_.data() + kPage, kSentinel, 512);
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mw->rkey, win(), lmr_.get(),
+			 local_.addr(), 8, IBV_WC_REM_ACCESS_ERR));
+	EXPECT_TRUE(arena_untouched());
+}
+
+// An invalidated type 2 window can be bound again, with a new key byte.
+TEST_F(Mws, Type2RebindAfterInvalidation)
+{
+	Mw mw = alloc(Type::Two);
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kWinLen, kRemoteAll));
+	const uint32_t first = mw->rkey;
+	ASSERT_TRUE(local_inv(b_.qp.get(), b_.scq.get(), first,
+			      IBV_WC_SUCCESS));
+	ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kPage,
+			 IBV_ACCESS_REMOTE_WRITE));
+	ASSERT_NE(mw->rkey, first);
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mw->rkey, win(), lmr_.get(),
+			 local_.addr(), 8, IBV_WC_SUCCESS));
+	EXPECT_TRUE(all_are(arena_.data() + kPage, 8, 0xa1, "written bytes"));
+	// the first key stays dead
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, first, win(), lmr_.get(),
+			 local_.addr(), 8, IBV_WC_REM_ACCESS_ERR));
+}
+
+} // namespace
+} // namespace sroce::test
