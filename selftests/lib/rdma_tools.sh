@@ -30,7 +30,7 @@
 #       with -d -x -p -F added: exit status 0 on both sides; the client's
 #       result table has one row per expected size (-a: 2 .. 2^23; -s; the
 #       tool's default) with the -n iteration count (bw: times -q), all
-#       numbers finite, and
+#       numbers finite (lat: but t_stdev, see below), and
 #       bw: BW average or MsgRate positive; lat: 0 < t_min <= t_typical,
 #       t_avg <= t_max.  perftest calibrates its clock against gettimeofday
 #       and under TCG that can fail ("Correlation coefficient r^2 < 0.9",
@@ -396,8 +396,12 @@ _rt_perf_check() {
 					e = e sprintf("size %s: neither bandwidth (%s MB/s) nor message rate (%s Mpps) is positive\n", $1, $4, $5)
 			} else {
 				if (NF < 9) { e = e "short row: " $0 "\n"; next }
+				# t_stdev ($7) is left out: perftest prints it as -nan
+				# when one iteration took far longer than the others
+				# (seen with rdma_rxe and sroce on a loaded host: t_max
+				# 0.1-1.8 s); the other columns are checked
 				for (k = 3; k <= 9; k++)
-					if (clock && !num($k)) e = e sprintf("size %s: %s is not a finite number\n", $1, $k)
+					if (clock && k != 7 && !num($k)) e = e sprintf("size %s: %s is not a finite number\n", $1, $k)
 				if (clock && !($3 + 0 > 0)) e = e sprintf("size %s: t_min %s usec\n", $1, $3)
 				if (clock && !($3 + 0 <= $5 + 0 && $5 + 0 <= $4 + 0))
 					e = e sprintf("size %s: t_typical %s not within [t_min %s, t_max %s]\n", $1, $5, $3, $4)
