@@ -42,8 +42,9 @@ static void sroce_comp_cqe(struct sroce_qp *qp, struct sroce_swqe *w,
 	/* as hardware RoCE devices report it for the requester too */
 	if (w->msg == SROCE_RC_MSG_SEND_IMM || w->msg == SROCE_RC_MSG_WRITE_IMM)
 		cqe.wc_flags = SROCE_CQE_WC_WITH_IMM;
+	/* a completion lost to a full CQ can only be reported by an event */
 	if (sroce_cq_post(to_sroce_cq(qp->ibqp.send_cq), &cqe, false))
-		sroce_exec_set_error(qp);
+		sroce_exec_set_error_event(qp, IB_EVENT_QP_FATAL);
 }
 
 /* The WQE's PSNs all lie before una. */

@@ -177,6 +177,8 @@ struct sroce_qp {
 	struct work_struct work;
 	struct sk_buff_head rxq;	/* received, not yet processed */
 	unsigned long events;		/* SROCE_EXEC_* bits, atomic */
+	unsigned long ae_pending;	/* BIT(ib_event_type) to dispatch */
+	bool comm_est;			/* COMM_EST raised since -> RTR */
 	atomic_t tx_inflight;		/* packets sent, not yet freed */
 	struct dst_entry *tx_dst;	/* cached route, kernel/net.c */
 	u32 tx_dst_cookie;		/* its IPv6 validity cookie */
