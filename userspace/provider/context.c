@@ -18,6 +18,7 @@ static void sroce_context_free(struct ibv_context *ibctx);
 static const struct verbs_context_ops sroce_ctx_ops = {
 	.alloc_pd = sroce_pd_alloc,
 	.create_cq = sroce_cq_create,
+	.create_cq_ex = sroce_cq_create_ex,
 	.create_qp = sroce_qp_create,
 	.create_qp_ex = sroce_qp_create_ex,
 	.dealloc_pd = sroce_pd_dealloc,
