@@ -194,8 +194,11 @@ static void sroce_exec_run(struct sroce_qp *qp)
 		skb_queue_purge(&qp->rxq);
 		sroce_exec_flush(qp);
 		more = false;
-	} else if (state == IB_QPS_RTS) {
+	} else if (state == IB_QPS_RTS || state == IB_QPS_SQD) {
 		more |= sroce_req_run(qp, SROCE_EXEC_BUDGET);
+		if (state == IB_QPS_SQD && sroce_req_drain_done(qp) &&
+		    qp->en_sqd_async_notify)
+			sroce_exec_raise(qp, IB_EVENT_SQ_DRAINED);
 	} else if (state == IB_QPS_RESET) {
 		skb_queue_purge(&qp->rxq);
 		more = false;
@@ -332,7 +335,8 @@ void sroce_exec_flush(struct sroce_qp *qp)
 /*
  * modify_qp changed the state (qp->mutex held): set the engine up for the
  * new one.  RESET forgets every WQE without completing it, as the verbs
- * say; RTR and RTS start the responder and requester at the PSNs just set.
+ * say; RTR and RTS start the responder and requester at the PSNs just set;
+ * SQD lets the requester finish the messages it has started and no more.
  */
 void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 		       enum ib_qp_state next)
@@ -360,6 +364,13 @@ void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 		else
 			sroce_req_update(qp);
 		sroce_exec_kick(qp);
+		break;
+	case IB_QPS_SQD:
+		/* the run that finds the SQ drained raises SQ_DRAINED */
+		if (cur == IB_QPS_RTS) {
+			sroce_req_drain(qp);
+			sroce_exec_kick(qp);
+		}
 		break;
 	case IB_QPS_ERR:
 		sroce_exec_kick(qp);
