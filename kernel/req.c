@@ -113,6 +113,7 @@ void sroce_req_reset(struct sroce_qp *qp)
 	req->cur_off = 0;
 	req->rd_atomic = 0;
 	req->rnr_wait = false;
+	req->draining = false;
 	sroce_queue_publish_consumer(&qp->sq, producer);
 }
 
