@@ -399,11 +399,14 @@ void sroce_comp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 /* The transport timer fired: go back to the oldest unacknowledged PSN. */
 void sroce_comp_timeout(struct sroce_qp *qp)
 {
+	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct sroce_req *req = &qp->req;
 
 	lockdep_assert_held(&qp->mutex);
-	if (READ_ONCE(qp->state) != IB_QPS_RTS || req->una == req->snd_max ||
-	    req->rnr_wait || timer_pending(&req->retrans_timer))
+	/* SQD still retransmits the messages it is draining */
+	if ((state != IB_QPS_RTS && state != IB_QPS_SQD) ||
+	    req->una == req->snd_max || req->rnr_wait ||
+	    timer_pending(&req->retrans_timer))
 		return;
 	if (req->backoff < SROCE_REQ_MAX_BACKOFF)
 		req->backoff++;
