@@ -42,8 +42,9 @@ static void sroce_comp_cqe(struct sroce_qp *qp, struct sroce_swqe *w,
 	/* as hardware RoCE devices report it for the requester too */
 	if (w->msg == SROCE_RC_MSG_SEND_IMM || w->msg == SROCE_RC_MSG_WRITE_IMM)
 		cqe.wc_flags = SROCE_CQE_WC_WITH_IMM;
+	/* a completion lost to a full CQ can only be reported by an event */
 	if (sroce_cq_post(to_sroce_cq(qp->ibqp.send_cq), &cqe, false))
-		sroce_exec_set_error(qp);
+		sroce_exec_set_error_event(qp, IB_EVENT_QP_FATAL);
 }
 
 /* The WQE's PSNs all lie before una. */
@@ -399,11 +400,14 @@ void sroce_comp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 /* The transport timer fired: go back to the oldest unacknowledged PSN. */
 void sroce_comp_timeout(struct sroce_qp *qp)
 {
+	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct sroce_req *req = &qp->req;
 
 	lockdep_assert_held(&qp->mutex);
-	if (READ_ONCE(qp->state) != IB_QPS_RTS || req->una == req->snd_max ||
-	    req->rnr_wait || timer_pending(&req->retrans_timer))
+	/* SQD still retransmits the messages it is draining */
+	if ((state != IB_QPS_RTS && state != IB_QPS_SQD) ||
+	    req->una == req->snd_max || req->rnr_wait ||
+	    timer_pending(&req->retrans_timer))
 		return;
 	if (req->backoff < SROCE_REQ_MAX_BACKOFF)
 		req->backoff++;

@@ -29,6 +29,18 @@
  * A run is bounded (SROCE_EXEC_BUDGET packets in and out) and requeues
  * itself if work is left, so one busy QP cannot starve the others sharing
  * the workqueue's workers.
+ *
+ * Affiliated asynchronous events (COMM_EST, the QP error events) are found
+ * by the engine with qp->mutex held.  It only notes them in qp->ae_pending;
+ * sroce_exec_dispatch() hands them to the QP's event handler after the
+ * mutex is dropped, still inside the work item or the doorbell's system
+ * call.  The engine runs in process context, so this is not about atomic
+ * context (ib_uverbs' handler only takes a spinlock and allocates with
+ * GFP_ATOMIC): a handler may call back into the verbs on the same QP - an
+ * application moving it to ERR, rdma_cm's notify - and modify_qp takes
+ * qp->mutex.  destroy_qp cancels the work item, which waits for a dispatch
+ * in progress, and ib_uverbs does not destroy a QP while one of its system
+ * calls runs, so no event reaches a destroyed QP.
  */
 #include <linux/skbuff.h>
 #include <linux/workqueue.h>
@@ -131,6 +143,11 @@ void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb)
 	if (pkt.op->flags & SROCE_OPF_REQUEST) {
 		if (!sroce_exec_can_receive(state))
 			goto drop_state;
+		/* IBTA 11.6.3.1: the first packet received in RTR */
+		if (state == IB_QPS_RTR && !qp->comm_est) {
+			qp->comm_est = true;
+			sroce_exec_raise(qp, IB_EVENT_COMM_EST);
+		}
 		sroce_resp_packet(qp, skb, &pkt, reason);
 	} else {
 		if (reason != SROCE_DROP_NONE) {
@@ -212,8 +229,11 @@ static void sroce_exec_run(struct sroce_qp *qp)
 		skb_queue_purge(&qp->rxq);
 		sroce_exec_flush(qp);
 		more = false;
-	} else if (state == IB_QPS_RTS) {
+	} else if (state == IB_QPS_RTS || state == IB_QPS_SQD) {
 		more |= sroce_req_run(qp, SROCE_EXEC_BUDGET);
+		if (state == IB_QPS_SQD && sroce_req_drain_done(qp) &&
+		    qp->en_sqd_async_notify)
+			sroce_exec_raise(qp, IB_EVENT_SQ_DRAINED);
 	} else if (state == IB_QPS_RESET) {
 		skb_queue_purge(&qp->rxq);
 		more = false;
@@ -221,6 +241,50 @@ static void sroce_exec_run(struct sroce_qp *qp)
 
 	if (more || !sroce_exec_idle(qp))
 		sroce_exec_kick(qp);
+}
+
+/* The order in which events noted together are delivered. */
+static const enum ib_event_type sroce_exec_ae_order[] = {
+	IB_EVENT_COMM_EST,
+	IB_EVENT_SQ_DRAINED,
+	IB_EVENT_QP_REQ_ERR,
+	IB_EVENT_QP_ACCESS_ERR,
+	IB_EVENT_QP_FATAL,
+};
+
+/**
+ * sroce_exec_raise - note an affiliated asynchronous event of the QP
+ * @qp: the QP; qp->mutex held
+ * @ev: a QP event, one of sroce_exec_ae_order[]
+ *
+ * Delivered by sroce_exec_dispatch() once the mutex is dropped (see the
+ * head of the file).  An event noted again before delivery is delivered
+ * once.
+ */
+void sroce_exec_raise(struct sroce_qp *qp, enum ib_event_type ev)
+{
+	lockdep_assert_held(&qp->mutex);
+	set_bit(ev, &qp->ae_pending);
+}
+
+/* Deliver the noted events; process context, qp->mutex not held. */
+static void sroce_exec_dispatch(struct sroce_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+	};
+	int i;
+
+	if (!READ_ONCE(qp->ae_pending))
+		return;
+	for (i = 0; i < ARRAY_SIZE(sroce_exec_ae_order); i++) {
+		ev.event = sroce_exec_ae_order[i];
+		if (!test_and_clear_bit(ev.event, &qp->ae_pending) ||
+		    !qp->ibqp.event_handler)
+			continue;
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
 }
 
 /*
@@ -239,6 +303,7 @@ void sroce_exec_doorbell(struct sroce_qp *qp)
 	}
 	sroce_exec_run(qp);
 	mutex_unlock(&qp->mutex);
+	sroce_exec_dispatch(qp);
 }
 
 static void sroce_exec_work(struct work_struct *work)
@@ -248,6 +313,7 @@ static void sroce_exec_work(struct work_struct *work)
 	mutex_lock(&qp->mutex);
 	sroce_exec_run(qp);
 	mutex_unlock(&qp->mutex);
+	sroce_exec_dispatch(qp);
 }
 
 /*
@@ -281,7 +347,9 @@ static void sroce_exec_last_wqe(struct sroce_qp *qp)
  * sroce_exec_set_error - move the QP to the error state from the engine
  * @qp: the QP; qp->mutex held
  *
- * The work item flushes both queues on its next pass.
+ * For an error that a work completion reports (a requester's failed WQE, a
+ * receive completed in error): no asynchronous event.  The work item
+ * flushes both queues on its next pass.
  */
 void sroce_exec_set_error(struct sroce_qp *qp)
 {
@@ -290,6 +358,24 @@ void sroce_exec_set_error(struct sroce_qp *qp)
 		return;
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	sroce_exec_enter_error(qp);
+}
+
+/**
+ * sroce_exec_set_error_event - the error state, reported by an event
+ * @qp: the QP; qp->mutex held
+ * @ev: IB_EVENT_QP_FATAL, IB_EVENT_QP_REQ_ERR or IB_EVENT_QP_ACCESS_ERR
+ *
+ * For an error no work completion reports (IBTA 11.6.3.1): a request the
+ * responder refused without a receive WQE to complete, a completion lost
+ * to a full CQ.  Only the transition into the error state raises it.
+ */
+void sroce_exec_set_error_event(struct sroce_qp *qp, enum ib_event_type ev)
+{
+	lockdep_assert_held(&qp->mutex);
+	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_ERR)
+		return;
+	sroce_exec_raise(qp, ev);
+	sroce_exec_set_error(qp);
 }
 
 /*
@@ -316,7 +402,8 @@ void sroce_exec_flush(struct sroce_qp *qp)
 /*
  * modify_qp changed the state (qp->mutex held): set the engine up for the
  * new one.  RESET forgets every WQE without completing it, as the verbs
- * say; RTR and RTS start the responder and requester at the PSNs just set.
+ * say; RTR and RTS start the responder and requester at the PSNs just set;
+ * SQD lets the requester finish the messages it has started and no more.
  */
 void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 		       enum ib_qp_state next)
@@ -336,8 +423,10 @@ void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 				      sroce_queue_flags(&qp->rq));
 		break;
 	case IB_QPS_RTR:
-		if (cur != IB_QPS_RTR)
+		if (cur != IB_QPS_RTR) {
 			sroce_resp_start(qp);
+			qp->comm_est = false;
+		}
 		break;
 	case IB_QPS_RTS:
 		if (cur == IB_QPS_RTR)
@@ -345,6 +434,13 @@ void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 		else
 			sroce_req_update(qp);
 		sroce_exec_kick(qp);
+		break;
+	case IB_QPS_SQD:
+		/* the run that finds the SQ drained raises SQ_DRAINED */
+		if (cur == IB_QPS_RTS) {
+			sroce_req_drain(qp);
+			sroce_exec_kick(qp);
+		}
 		break;
 	case IB_QPS_ERR:
 		sroce_exec_enter_error(qp);
@@ -362,6 +458,7 @@ int sroce_exec_qp_init(struct sroce_qp *qp)
 	skb_queue_head_init(&qp->rxq);
 	spin_lock_init(&qp->post_lock);
 	qp->events = 0;
+	qp->ae_pending = 0;
 	err = sroce_req_init(qp);
 	if (err)
 		return err;

@@ -36,6 +36,8 @@ void sroce_exec_event(struct sroce_qp *qp, int bit);
 /* Engine-internal, qp->mutex held. */
 void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb);
 void sroce_exec_set_error(struct sroce_qp *qp);
+void sroce_exec_set_error_event(struct sroce_qp *qp, enum ib_event_type ev);
+void sroce_exec_raise(struct sroce_qp *qp, enum ib_event_type ev);
 void sroce_exec_flush(struct sroce_qp *qp);
 
 /* QP control path. */

@@ -532,6 +532,11 @@ static void sroce_qp_apply(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 		qp->retry_cnt = attr->retry_cnt;
 	if (mask & IB_QP_RNR_RETRY)
 		qp->rnr_retry = attr->rnr_retry;
+	/* ib_core allows it only with RTS -> SQD: each drain asks anew */
+	if ((mask & IB_QP_STATE) && attr->qp_state == IB_QPS_SQD &&
+	    qp->state == IB_QPS_RTS)
+		qp->en_sqd_async_notify = (mask & IB_QP_EN_SQD_ASYNC_NOTIFY) &&
+					  attr->en_sqd_async_notify;
 	if (mask & IB_QP_AV) {
 		qp->ah_attr = attr->ah_attr;
 		/* The held reference lives in av, not in the query copy. */
@@ -572,11 +577,6 @@ static int sroce_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (cur != qp->state ||
 	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
 		err = -EINVAL;
-		goto out;
-	}
-	/* Draining the SQ needs the data path. */
-	if (next == IB_QPS_SQD) {
-		err = -EOPNOTSUPP;
 		goto out;
 	}
 	err = sroce_qp_check_attr(qp, attr, mask);
@@ -626,6 +626,8 @@ static int sroce_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->timeout = qp->timeout;
 	attr->retry_cnt = qp->retry_cnt;
 	attr->rnr_retry = qp->rnr_retry;
+	attr->en_sqd_async_notify = qp->en_sqd_async_notify;
+	attr->sq_draining = qp->state == IB_QPS_SQD && qp->req.draining;
 	mutex_unlock(&qp->mutex);
 
 	init->event_handler = ibqp->event_handler;

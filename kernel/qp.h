@@ -98,6 +98,8 @@ struct sroce_req {
 	u8 rnr_left;
 	bool rnr_wait;			/* RNR NAK: wait for rnr_timer */
 	bool rewind_sent;		/* implicit NAK already acted upon */
+	bool draining;			/* SQD: messages before drain_end */
+	u32 drain_end;			/* SQD: first WQE not to start */
 	unsigned long timeout_jiffies;	/* 0: no transport timer */
 	struct timer_list retrans_timer;
 	struct timer_list rnr_timer;
@@ -167,6 +169,7 @@ struct sroce_qp {
 	u8 timeout;
 	u8 retry_cnt;
 	u8 rnr_retry;
+	bool en_sqd_async_notify;	/* SQ_DRAINED wanted for this SQD */
 	struct rdma_ah_attr ah_attr;	/* as set, for query; sgid_attr NULL */
 	struct sroce_qp_av av;		/* resolved; valid once ah_attr is */
 	u32 pmtu;			/* path MTU in bytes */
@@ -180,6 +183,8 @@ struct sroce_qp {
 	struct work_struct work;
 	struct sk_buff_head rxq;	/* received, not yet processed */
 	unsigned long events;		/* SROCE_EXEC_* bits, atomic */
+	unsigned long ae_pending;	/* BIT(ib_event_type) to dispatch */
+	bool comm_est;			/* COMM_EST raised since -> RTR */
 	atomic_t tx_inflight;		/* packets sent, not yet freed */
 	struct dst_entry *tx_dst;	/* cached route, kernel/net.c */
 	u32 tx_dst_cookie;		/* its IPv6 validity cookie */

@@ -135,6 +135,7 @@ void sroce_req_reset(struct sroce_qp *qp)
 	req->cur_off = 0;
 	req->rd_atomic = 0;
 	req->rnr_wait = false;
+	req->draining = false;
 	sroce_queue_publish_consumer(&qp->sq, producer);
 }
 
@@ -166,6 +167,36 @@ void sroce_req_update(struct sroce_qp *qp)
 {
 	lockdep_assert_held(&qp->mutex);
 	sroce_req_load_limits(qp);
+	qp->req.draining = false;
+}
+
+/*
+ * RTS -> SQD: the messages already started are finished (retransmitted if
+ * need be), no new one starts until the QP is back in RTS.  They are the
+ * WQEs before the first one without a packet sent.
+ */
+void sroce_req_drain(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	u32 i = req->cur;
+
+	lockdep_assert_held(&qp->mutex);
+	while (i != req->fetched && sroce_req_swqe(qp, i)->started)
+		i++;
+	req->drain_end = i;
+	req->draining = true;
+}
+
+/* In SQD: true, once, when every message started before SQD is retired. */
+bool sroce_req_drain_done(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->mutex);
+	if (!req->draining || req->comp != req->drain_end)
+		return false;
+	req->draining = false;
+	return true;
 }
 
 /* WQEs posted but not fetched; 0 if the producer makes no sense. */
@@ -586,7 +617,7 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *w)
 
 /**
  * sroce_req_run - transmit what the SQ and the windows allow
- * @qp: the QP, in RTS; qp->mutex held
+ * @qp: the QP, in RTS or SQD; qp->mutex held
  * @budget: most packets to send in this call
  *
  * Return: true if the budget ran out with packets still ready to go.
@@ -599,6 +630,9 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 	lockdep_assert_held(&qp->mutex);
 	sroce_req_seen(qp);
 	while (budget > 0) {
+		/* SQD: nothing new starts (sroce_req_drain()) */
+		if (qp->state == IB_QPS_SQD && req->cur == req->drain_end)
+			return false;
 		if (req->cur == req->fetched && !sroce_req_fetch(qp))
 			return false;
 		w = sroce_req_swqe(qp, req->cur);

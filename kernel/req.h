@@ -16,6 +16,8 @@ void sroce_req_cleanup(struct sroce_qp *qp);
 void sroce_req_reset(struct sroce_qp *qp);
 void sroce_req_start(struct sroce_qp *qp);
 void sroce_req_update(struct sroce_qp *qp);
+void sroce_req_drain(struct sroce_qp *qp);
+bool sroce_req_drain_done(struct sroce_qp *qp);
 bool sroce_req_has_new(struct sroce_qp *qp);
 bool sroce_req_fetch(struct sroce_qp *qp);
 bool sroce_req_run(struct sroce_qp *qp, int budget);

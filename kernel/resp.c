@@ -25,12 +25,16 @@
  *
  * Errors follow IBTA 9.9.3: an invalid request or access violation gets a
  * NAK and puts the QP in the error state; a local problem with the receive
- * WQE (too small, bad lkey) completes that WQE in error too.
+ * WQE (too small, bad lkey) completes that WQE in error too.  An error no
+ * receive completion reports raises IB_EVENT_QP_REQ_ERR (invalid request),
+ * IB_EVENT_QP_ACCESS_ERR (R_Key violation) or IB_EVENT_QP_FATAL on this,
+ * the responder's, QP; the requester learns it from its NAKed WQE's
+ * completion.
  *
  * UC (sroce_resp_uc_packet()) executes SENDs and WRITEs the same way but
  * answers nothing: a message with a lost packet, or one the responder
- * cannot carry out, is dropped as a whole, the receive WQE it
- * was filling waits for the next SEND, and the QP carries on.
+ * cannot carry out, is dropped as a whole, the receive WQE it was filling
+ * waits for the next SEND, and the QP carries on.
  */
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -163,24 +167,46 @@ static void sroce_resp_cqe(struct sroce_qp *qp, enum sroce_wc_status status,
 	};
 
 	qp->resp.have_rwqe = false;
+	/* a completion lost to a full CQ can only be reported by an event */
 	if (sroce_cq_post(to_sroce_cq(qp->ibqp.recv_cq), &cqe, solicited))
-		sroce_exec_set_error(qp);
+		sroce_exec_set_error_event(qp, IB_EVENT_QP_FATAL);
+}
+
+/* IBTA 11.6.3.1: the affiliated error of a request refused with nak_code. */
+static enum ib_event_type sroce_resp_nak_event(u8 nak_code)
+{
+	switch (nak_code) {
+	case SROCE_NAK_INVALID_REQ:
+		return IB_EVENT_QP_REQ_ERR;
+	case SROCE_NAK_REM_ACCESS_ERR:
+		return IB_EVENT_QP_ACCESS_ERR;
+	default:
+		return IB_EVENT_QP_FATAL;
+	}
 }
 
 /*
  * A request the responder cannot carry out: NAK it and put the QP in the
- * error state; a receive WQE in progress completes with recv_status.
+ * error state.  A receive WQE in progress completes with recv_status, and
+ * that completion reports the error; without one (RDMA, atomics, an
+ * invalid first packet) the matching affiliated event does.
  */
 static void sroce_resp_fatal_at(struct sroce_qp *qp, u32 psn, u8 nak_code,
 				enum sroce_wc_status recv_status)
 {
+	bool reported;
+
 	/* UC: the caller drops the message, keeping its receive WQE */
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return;
-	if (qp->resp.have_rwqe)
+	reported = qp->resp.have_rwqe;
+	if (reported)
 		sroce_resp_cqe(qp, recv_status, IB_WC_RECV, 0, 0, 0, false);
 	sroce_resp_nak_at(qp, psn, SROCE_AETH_NAK, nak_code);
-	sroce_exec_set_error(qp);
+	if (reported)
+		sroce_exec_set_error(qp);
+	else
+		sroce_exec_set_error_event(qp, sroce_resp_nak_event(nak_code));
 }
 
 static void sroce_resp_fatal(struct sroce_qp *qp, u8 nak_code,

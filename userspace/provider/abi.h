@@ -80,6 +80,23 @@ static_assert(sizeof(union sroce_create_ah_reply) == 12,
 static_assert(offsetof(struct sroce_create_ah_resp, ahn) == 0,
 	      "sroce_create_ah_resp layout");
 
+/*
+ * CREATE_CQ through ibv_create_cq_ex: the extended core response, which has
+ * no driver_data member (the driver's bytes follow the whole structure, in
+ * the ioctl's UHW_OUT attribute), then the same tail as CREATE_CQ.
+ */
+union sroce_create_cq_ex_reply {
+	struct ib_uverbs_ex_create_cq_resp core;
+	struct {
+		uint8_t skip_core[sizeof(struct ib_uverbs_ex_create_cq_resp)];
+		struct sroce_create_cq_resp drv;
+	} tail;
+};
+static_assert(sizeof(struct ib_uverbs_ex_create_cq_resp) == 16 &&
+	      offsetof(union sroce_create_cq_ex_reply, tail.drv) == 16 &&
+	      sizeof(union sroce_create_cq_ex_reply) == 32,
+	      "16-byte extended core response + 16-byte sroce tail");
+
 /* CREATE_QP (ibv_create_qp, ibv_create_qp_ex) */
 SROCE_REPLY(sroce_create_qp_reply, struct ib_uverbs_create_qp_resp,
 	    struct sroce_create_qp_resp);

@@ -22,6 +22,7 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.bind_mw = sroce_mw_bind,
 	.create_ah = sroce_ah_create,
 	.create_cq = sroce_cq_create,
+	.create_cq_ex = sroce_cq_create_ex,
 	.create_qp = sroce_qp_create,
 	.create_qp_ex = sroce_qp_create_ex,
 	.create_srq = sroce_srq_create,

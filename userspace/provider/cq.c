@@ -13,7 +13,8 @@
  *
  * Locking: cq->lock serialises the process's pollers, which share the
  * private consumer counter; a poll that finds the ring empty takes no lock.
- * Arming needs no lock (an atomic OR).
+ * Extended polling holds the lock from start_poll to end_poll.  Arming
+ * needs no lock (an atomic OR).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -70,6 +71,8 @@ static int sroce_cq_map(struct sroce_context *ctx, struct sroce_cq *cq,
 	return 0;
 }
 
+static void sroce_cq_ex_ops(struct sroce_cq *cq);
+
 struct ibv_cq *sroce_cq_create(struct ibv_context *ibctx, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector)
@@ -96,6 +99,76 @@ struct ibv_cq *sroce_cq_create(struct ibv_context *ibctx, int cqe,
 	if (ret)
 		goto err_destroy;
 	return &cq->base_cq;
+
+err_destroy:
+	/* Nothing to do if this fails too: the context's close reaps it. */
+	ibv_cmd_destroy_cq(&cq->base_cq);
+err_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * What ibv_create_cq_ex may ask for: every field a CQE carries.  Refused
+ * (EOPNOTSUPP): completion timestamps (the device keeps no clock), CVLAN,
+ * flow tags and tag matching (no such features), the parent-domain PD and
+ * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN (an overrun puts the CQ in error for
+ * good, see kernel/cq.c).  pkey_index, which ibv_poll_cq reports, has no
+ * read_* callback in libibverbs 44.
+ */
+#define SROCE_CQ_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |	\
+			   IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |	\
+			   IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |		\
+			   IBV_WC_EX_WITH_DLID_PATH_BITS)
+
+static int sroce_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)
+{
+	if (attr->wc_flags & ~(uint64_t)SROCE_CQ_WC_FLAGS)
+		return EOPNOTSUPP;
+	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
+		return EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && attr->flags)
+		return EOPNOTSUPP;
+	return 0;
+}
+
+/*
+ * The same kernel CQ and ring as sroce_cq_create(); the extended command
+ * carries no driver request, the response the same sroce tail.
+ */
+struct ibv_cq_ex *sroce_cq_create_ex(struct ibv_context *ibctx,
+				     struct ibv_cq_init_attr_ex *attr)
+{
+	struct sroce_context *ctx = to_sroce_ctx(ibctx);
+	union sroce_create_cq_ex_reply reply = {};
+	struct sroce_cq *cq;
+	int ret;
+
+	ret = sroce_cq_ex_check(attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->base_vcq, NULL, 0,
+				   &reply.core, sizeof(reply), 0);
+	if (ret)
+		goto err_lock;
+
+	ret = sroce_cq_map(ctx, cq, &reply.tail.drv);
+	if (ret)
+		goto err_destroy;
+	sroce_cq_ex_ops(cq);
+	return &cq->base_vcq.cq_ex;
 
 err_destroy:
 	/* Nothing to do if this fails too: the context's close reaps it. */
@@ -190,4 +263,143 @@ int sroce_cq_req_notify(struct ibv_cq *ibcq, int solicited_only)
 	sroce_ring_flags_set(&cq->ring->flags, solicited_only ?
 			     SROCE_CQ_ARM_SOLICITED : SROCE_CQ_ARM_NEXT);
 	return 0;
+}
+
+/* -- Extended polling (ibv_start_poll() ... ibv_end_poll()) ---------------- */
+
+/*
+ * The same ring, counter and lock as sroce_cq_poll(), so both may be used
+ * on one CQ.  start_poll takes the lock and end_poll drops it, publishing
+ * the consumer past every CQE read in between (ibv_start_poll(3)); each
+ * CQE is copied out whole, so the read_* callbacks read the copy.
+ */
+static void sroce_cq_ex_load(struct sroce_cq *cq)
+{
+	memcpy(&cq->cur, sroce_cq_slot(cq, cq->consumer + cq->polled),
+	       sizeof(cq->cur));
+	cq->polled++;
+	cq->base_vcq.cq_ex.wr_id = cq->cur.wr_id;
+	/* the uapi carries libibverbs' own values */
+	cq->base_vcq.cq_ex.status = (enum ibv_wc_status)cq->cur.status;
+}
+
+/* Acquire: the CQEs up to the producer are written before we read them. */
+static uint32_t sroce_cq_ex_avail(struct sroce_cq *cq)
+{
+	return sroce_ring_used(sroce_ring_load_acquire(&cq->ring->producer),
+			       cq->consumer, cq->num_slots);
+}
+
+static int sroce_cq_start_poll(struct ibv_cq_ex *cqx,
+			       struct ibv_poll_cq_attr *attr)
+{
+	struct sroce_cq *cq = cqx_to_sroce_cq(cqx);
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	cq->polled = 0;
+	cq->avail = sroce_cq_ex_avail(cq);
+	if (!cq->avail) {
+		/* no end_poll follows an ENOENT */
+		pthread_spin_unlock(&cq->lock);
+		return ENOENT;
+	}
+	sroce_cq_ex_load(cq);
+	return 0;
+}
+
+static int sroce_cq_next_poll(struct ibv_cq_ex *cqx)
+{
+	struct sroce_cq *cq = cqx_to_sroce_cq(cqx);
+
+	if (cq->polled == cq->avail) {
+		cq->avail = sroce_cq_ex_avail(cq);
+		if (cq->polled >= cq->avail)
+			return ENOENT;
+	}
+	sroce_cq_ex_load(cq);
+	return 0;
+}
+
+static void sroce_cq_end_poll(struct ibv_cq_ex *cqx)
+{
+	struct sroce_cq *cq = cqx_to_sroce_cq(cqx);
+
+	cq->consumer += cq->polled;
+	/* Release: the kernel may reuse the slots once we are done. */
+	sroce_ring_store_release(&cq->ring->consumer, cq->consumer);
+	cq->polled = 0;
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode sroce_cq_read_opcode(struct ibv_cq_ex *cqx)
+{
+	return (enum ibv_wc_opcode)cqx_to_sroce_cq(cqx)->cur.opcode;
+}
+
+static uint32_t sroce_cq_read_vendor_err(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_sroce_cq(cqx)->cur.vendor_err;
+}
+
+static uint32_t sroce_cq_read_byte_len(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_sroce_cq(cqx)->cur.byte_len;
+}
+
+/* Also ibv_wc_read_invalidated_rkey(): the same bits. */
+static __be32 sroce_cq_read_imm_data(struct ibv_cq_ex *cqx)
+{
+	return (__be32)cqx_to_sroce_cq(cqx)->cur.ex;
+}
+
+static uint32_t sroce_cq_read_qp_num(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_sroce_cq(cqx)->cur.qp_num;
+}
+
+static uint32_t sroce_cq_read_src_qp(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_sroce_cq(cqx)->cur.src_qp;
+}
+
+static unsigned int sroce_cq_read_wc_flags(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_sroce_cq(cqx)->cur.wc_flags;
+}
+
+static uint32_t sroce_cq_read_slid(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_sroce_cq(cqx)->cur.slid;
+}
+
+static uint8_t sroce_cq_read_sl(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_sroce_cq(cqx)->cur.sl;
+}
+
+static uint8_t sroce_cq_read_dlid_path_bits(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_sroce_cq(cqx)->cur.dlid_path_bits;
+}
+
+/* Every reader is set: a CQE always carries every field. */
+static void sroce_cq_ex_ops(struct sroce_cq *cq)
+{
+	struct ibv_cq_ex *cqx = &cq->base_vcq.cq_ex;
+
+	cqx->start_poll = sroce_cq_start_poll;
+	cqx->next_poll = sroce_cq_next_poll;
+	cqx->end_poll = sroce_cq_end_poll;
+	cqx->read_opcode = sroce_cq_read_opcode;
+	cqx->read_vendor_err = sroce_cq_read_vendor_err;
+	cqx->read_byte_len = sroce_cq_read_byte_len;
+	cqx->read_imm_data = sroce_cq_read_imm_data;
+	cqx->read_qp_num = sroce_cq_read_qp_num;
+	cqx->read_src_qp = sroce_cq_read_src_qp;
+	cqx->read_wc_flags = sroce_cq_read_wc_flags;
+	cqx->read_slid = sroce_cq_read_slid;
+	cqx->read_sl = sroce_cq_read_sl;
+	cqx->read_dlid_path_bits = sroce_cq_read_dlid_path_bits;
 }

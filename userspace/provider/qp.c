@@ -11,7 +11,7 @@
  * provider passes every request on.
  *
  * Posting work requests into the mapped rings, and the doorbells that wake
- * the kernel, are wq.c.
+ * the kernel, are wq.c; the extended post API (ibv_qp_ex) is qp_ex.c.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -136,9 +136,10 @@ struct ibv_qp *sroce_qp_create_ex(struct ibv_context *ibctx,
 	struct sroce_qp *qp;
 	int ret;
 
-	/* The extended post API (send_ops_flags) comes with the data path. */
-	if (attr->comp_mask & ~IBV_QP_INIT_ATTR_PD) {
-		errno = EOPNOTSUPP;
+	/* The extended post API's operations are checked here (qp_ex.c). */
+	ret = sroce_qp_ex_check(attr);
+	if (ret) {
+		errno = ret;
 		return NULL;
 	}
 
@@ -158,6 +159,7 @@ struct ibv_qp *sroce_qp_create_ex(struct ibv_context *ibctx,
 	ret = sroce_qp_map(ctx, qp, &reply.tail.drv, &attr->cap, attr->srq);
 	if (ret)
 		goto err_destroy;
+	sroce_qp_ex_init(qp, attr);
 	return &qp->base_qp.qp;
 
 err_destroy:

@@ -9,7 +9,8 @@
  * ops table, query.c device and port queries, pd.c protection domains, mr.c
  * memory regions, cq.c completion queues, qp.c queue pairs, ah.c address
  * handles and multicast attachment, srq.c shared receive queues, wq.c
- * posting work requests into a QP's or SRQ's rings.  A new object adds its
+ * posting work requests into a QP's or SRQ's rings, qp_ex.c the extended
+ * (ibv_wr_*) send API on the same SQ slots.  A new object adds its
  * wrapper here, its ops to the table in context.c, and its prototypes
  * below.  mw.c memory windows (plain struct ibv_mw: no provider state).
  */
@@ -20,10 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
+#include <rdma/sroce-abi.h>
 
 #include "verbs_private.h"
 
 struct sroce_ring_hdr;
+struct sroce_send_wqe;
 
 #define sroce_container_of(ptr, type, member)				\
 	((type *)((char *)(ptr) - offsetof(type, member)))
@@ -58,10 +61,15 @@ struct sroce_mr {
 
 /*
  * The kernel's ring, mapped; poll_cq reads CQEs up to its producer and
- * publishes consumer (ring.h).
+ * publishes consumer (ring.h).  A CQ made by ibv_create_cq_ex is the same
+ * object with its ibv_cq_ex in use; the ibv_cq at the same address serves
+ * ibv_poll_cq on it.
  */
 struct sroce_cq {
-	struct ibv_cq base_cq;
+	union {
+		struct ibv_cq base_cq;
+		struct verbs_cq base_vcq;	/* create_cq_ex */
+	};
 	pthread_spinlock_t lock;	/* pollers; protects consumer */
 	struct sroce_ring_hdr *ring;
 	size_t map_len;
@@ -69,6 +77,14 @@ struct sroce_cq {
 	uint32_t slot_shift;
 	uint32_t consumer;		/* next CQE to read */
 	uint32_t cqn;
+	/*
+	 * Extended polling: from start_poll to end_poll, with lock held,
+	 * CQEs [consumer, consumer + polled) have been read, the last into
+	 * cur; avail is how many the producer offered when last read.
+	 */
+	uint32_t polled;
+	uint32_t avail;
+	struct sroce_cqe cur;
 };
 
 /*
@@ -97,6 +113,15 @@ struct sroce_qp {
 	struct sroce_wq sq;
 	struct sroce_wq rq;		/* not mapped with an SRQ */
 	uint32_t max_inline_data;	/* inline bytes per send WR */
+
+	/*
+	 * The extended post API (qp_ex.c): one batch from wr_start to
+	 * wr_complete or wr_abort, with sq.lock held throughout.
+	 */
+	struct sroce_send_wqe *wr_cur;	/* the slot the setters fill */
+	uint32_t wr_first;		/* SQ producer at wr_start */
+	uint32_t wr_room;		/* free slots seen, see sroce_sq_take */
+	int wr_err;			/* first error of the batch */
 };
 
 /*
@@ -131,6 +156,11 @@ static inline struct sroce_cq *to_sroce_cq(struct ibv_cq *ibcq)
 	return sroce_container_of(ibcq, struct sroce_cq, base_cq);
 }
 
+static inline struct sroce_cq *cqx_to_sroce_cq(struct ibv_cq_ex *cqx)
+{
+	return sroce_container_of(cqx, struct sroce_cq, base_vcq.cq_ex);
+}
+
 static inline struct sroce_mr *to_sroce_mr(struct ibv_mr *ibmr)
 {
 	return sroce_container_of(ibmr, struct sroce_mr, base_mr.ibv_mr);
@@ -149,6 +179,11 @@ static inline struct sroce_qp *to_sroce_qp(struct ibv_qp *ibqp)
 static inline struct sroce_srq *to_sroce_srq(struct ibv_srq *ibsrq)
 {
 	return sroce_container_of(ibsrq, struct sroce_srq, base_srq);
+}
+
+static inline struct sroce_qp *qpx_to_sroce_qp(struct ibv_qp_ex *qpx)
+{
+	return sroce_container_of(qpx, struct sroce_qp, base_qp.qp_ex);
 }
 
 /* Log through libibverbs (VERBS_LOG_LEVEL, VERBS_LOG_FILE). */
@@ -171,6 +206,8 @@ int sroce_query_port(struct ibv_context *ibctx, uint8_t port_num,
 struct ibv_cq *sroce_cq_create(struct ibv_context *ibctx, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector);
+struct ibv_cq_ex *sroce_cq_create_ex(struct ibv_context *ibctx,
+				     struct ibv_cq_init_attr_ex *attr);
 int sroce_cq_destroy(struct ibv_cq *ibcq);
 int sroce_cq_poll(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int sroce_cq_req_notify(struct ibv_cq *ibcq, int solicited_only);
@@ -220,6 +257,11 @@ int sroce_srq_modify(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		     int attr_mask);
 int sroce_srq_query(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int sroce_srq_destroy(struct ibv_srq *ibsrq);
+
+/* qp_ex.c */
+int sroce_qp_ex_check(const struct ibv_qp_init_attr_ex *attr);
+void sroce_qp_ex_init(struct sroce_qp *qp,
+		      const struct ibv_qp_init_attr_ex *attr);
 
 /* wq.c */
 int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,

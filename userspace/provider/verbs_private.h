@@ -203,6 +203,27 @@ static_assert(offsetof(struct verbs_mr, mr_type) == 48,
 static_assert(offsetof(struct verbs_mr, access) == 52,
 	      "v44 verbs_mr.access");
 
+/* -- Completion queue object (driver.h:169-174) --------------------------- */
+
+/*
+ * libibverbs' view of a CQ made by create_cq_ex: an ibv_cq_ex, whose first
+ * members are those of ibv_cq, so either may be used.  The provider's CQ
+ * embeds it first; ibv_cmd_create_cq_ex() fills it.
+ */
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+static_assert(sizeof(struct ibv_cq) == 128, "v44 ibv_cq");
+static_assert(sizeof(struct ibv_cq_ex) == 288, "v44 ibv_cq_ex");
+static_assert(offsetof(struct ibv_cq_ex, status) == 132 &&
+	      offsetof(struct ibv_cq_ex, wr_id) == 136 &&
+	      offsetof(struct ibv_cq_ex, start_poll) == 144,
+	      "v44 ibv_cq_ex poll state");
+static_assert(sizeof(struct verbs_cq) == 288, "v44 verbs_cq");
+
 /* -- Queue pair object (driver.h:124-128, 159-166) ------------------------ */
 
 /* verbs_qp.comp_mask bits, set by libibverbs' create helpers. */
@@ -395,6 +416,7 @@ VERBS_OPS_SLOT(alloc_pd, 5);
 VERBS_OPS_SLOT(attach_mcast, 9);
 VERBS_OPS_SLOT(create_ah, 13);
 VERBS_OPS_SLOT(create_cq, 15);
+VERBS_OPS_SLOT(create_cq_ex, 16);
 VERBS_OPS_SLOT(create_qp, 19);
 VERBS_OPS_SLOT(create_qp_ex, 20);
 VERBS_OPS_SLOT(create_srq, 22);
@@ -729,6 +751,21 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+
+/*
+ * driver.h:656-663 (cmd_cq.c:144-174).  create_cq_ex accepts the FLAGS and
+ * PD comp_mask bits and sends the CQ_CREATE method (or the legacy command
+ * it falls back to); cmd may be NULL (no driver request data).  It fills in
+ * cq's context, handle and cqe; libibverbs' ibv_create_cq_ex() then
+ * initialises the rest (verbs_init_cq()).  cmd_flags: 0.
+ */
+struct ibv_create_cq_ex;
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
 
 /*
  * driver.h:611-615, 628-634, 640.  create_qp_ex accepts only the PD, XRCD

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * sroce provider: posting work requests into a QP's rings and into an
- * SRQ's ring.
+ * SRQ's ring.  The SQ slot writers (wq.h) are shared with the extended
+ * post API of qp_ex.c.
  *
  * A work request becomes one slot of the SQ or RQ ring (struct
  * sroce_send_wqe or struct sroce_recv_wqe, <rdma/sroce-abi.h>), written in
@@ -45,6 +46,7 @@
 #include "abi.h"
 #include "ring.h"
 #include "sroce.h"
+#include "wq.h"
 
 /* The send_flags a slot carries; the others mean nothing to sroce. */
 #define SROCE_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED |	\
@@ -102,34 +104,188 @@ static void sroce_wq_put_sges(char *dst, const struct ibv_sge *sg, int n)
 	}
 }
 
-/* -- Send queue ------------------------------------------------------------ */
+/* -- Send queue: slots (wq.h) --------------------------------------------- */
 
-static bool sroce_sq_open(enum ibv_qp_state state)
+bool sroce_sq_open(enum ibv_qp_state state)
 {
 	return state != IBV_QPS_RESET && state != IBV_QPS_INIT &&
 	       state != IBV_QPS_RTR;
 }
 
+struct sroce_send_wqe *sroce_sq_take(struct sroce_qp *qp, uint32_t *room)
+{
+	struct sroce_send_wqe *wqe;
+
+	if (!sroce_wq_reserve(&qp->sq, room))
+		return NULL;
+	wqe = (struct sroce_send_wqe *)sroce_wq_slot(&qp->sq, qp->sq.producer);
+	qp->sq.producer++;
+	memset(wqe, 0, sizeof(*wqe));
+	return wqe;
+}
+
+void sroce_sq_untake(struct sroce_qp *qp, uint32_t *room)
+{
+	qp->sq.producer--;
+	(*room)++;
+}
+
+void sroce_sq_rewind(struct sroce_qp *qp, uint32_t start)
+{
+	qp->sq.producer = start;
+}
+
+void sroce_sq_set_op(struct sroce_send_wqe *wqe, uint64_t wr_id,
+		     uint32_t opcode, unsigned int send_flags)
+{
+	wqe->wr_id = wr_id;
+	wqe->opcode = opcode;
+	/* INLINE says where the data is; the data setters decide that */
+	wqe->send_flags = send_flags & SROCE_SEND_FLAGS & ~IBV_SEND_INLINE;
+}
+
+void sroce_sq_set_ex(struct sroce_send_wqe *wqe, uint32_t ex)
+{
+	wqe->ex = ex;
+}
+
+void sroce_sq_set_rdma(struct sroce_send_wqe *wqe, uint32_t rkey,
+		       uint64_t remote_addr)
+{
+	wqe->wr.rdma.remote_addr = remote_addr;
+	wqe->wr.rdma.rkey = rkey;
+}
+
+void sroce_sq_set_atomic(struct sroce_send_wqe *wqe, uint32_t rkey,
+			 uint64_t remote_addr, uint64_t compare_add,
+			 uint64_t swap)
+{
+	wqe->wr.atomic.remote_addr = remote_addr;
+	wqe->wr.atomic.compare_add = compare_add;
+	wqe->wr.atomic.swap = swap;
+	wqe->wr.atomic.rkey = rkey;
+}
+
+void sroce_sq_set_ud(struct sroce_send_wqe *wqe, uint32_t ahn,
+		     uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	wqe->wr.ud.remote_qpn = remote_qpn;
+	wqe->wr.ud.remote_qkey = remote_qkey;
+	wqe->wr.ud.ah = ahn;
+}
+
+void sroce_sq_clear_data(struct sroce_send_wqe *wqe)
+{
+	wqe->num_sge = 0;
+	wqe->inline_len = 0;
+	wqe->send_flags &= ~IBV_SEND_INLINE;
+}
+
+int sroce_sq_put_sges(const struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+		      const struct ibv_sge *sg, size_t num_sge)
+{
+	if (num_sge > qp->sq.max_sge)
+		return EINVAL;
+	sroce_sq_clear_data(wqe);
+	sroce_wq_put_sges((char *)(wqe + 1), sg, (int)num_sge);
+	wqe->num_sge = (uint32_t)num_sge;
+	return 0;
+}
+
+/* The slot was checked to hold max_inline_data bytes after its header. */
+int sroce_sq_put_inline(const struct sroce_qp *qp,
+			struct sroce_send_wqe *wqe, const void *addr,
+			size_t len)
+{
+	if (len > qp->max_inline_data - wqe->inline_len)
+		return EINVAL;
+	if (len)
+		memcpy((char *)(wqe + 1) + wqe->inline_len, addr, len);
+	wqe->num_sge = 0;
+	wqe->inline_len += (uint32_t)len;
+	wqe->send_flags |= IBV_SEND_INLINE;
+	return 0;
+}
+
+bool sroce_sq_is_local(uint32_t opcode)
+{
+	return opcode == IBV_WR_BIND_MW || opcode == IBV_WR_LOCAL_INV;
+}
+
+/* UC carries SENDs, WRITEs and local operations, UD only SENDs. */
+static bool sroce_sq_type_allows(enum ibv_qp_type type, uint32_t opcode)
+{
+	if (type == IBV_QPT_UD)
+		return opcode == IBV_WR_SEND || opcode == IBV_WR_SEND_WITH_IMM;
+	if (type == IBV_QPT_UC)
+		return opcode == IBV_WR_SEND || opcode == IBV_WR_SEND_WITH_IMM ||
+		       opcode == IBV_WR_RDMA_WRITE ||
+		       opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
+		       sroce_sq_is_local(opcode);
+	return true;
+}
+
+int sroce_sq_check(const struct sroce_qp *qp, const struct sroce_send_wqe *wqe)
+{
+	enum ibv_qp_type type = qp->base_qp.qp.qp_type;
+	bool inl = wqe->send_flags & IBV_SEND_INLINE;
+	struct sroce_sge sge;
+
+	if (!sroce_sq_type_allows(type, wqe->opcode))
+		return EINVAL;
+	/* a datagram needs an address handle (the kernel numbers from 1) */
+	if (type == IBV_QPT_UD && !wqe->wr.ud.ah)
+		return EINVAL;
+	switch (wqe->opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return 0;
+	case IBV_WR_SEND_WITH_INV:
+		return type == IBV_QPT_RC ? 0 : EINVAL;
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		/* header only */
+		return inl || wqe->num_sge ? EINVAL : 0;
+	case IBV_WR_RDMA_READ:
+		return inl ? EINVAL : 0;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		/* one SGE, for the 8-byte original value */
+		if (inl || wqe->num_sge != 1)
+			return EINVAL;
+		memcpy(&sge, wqe + 1, sizeof(sge));
+		return sge.length == 8 ? 0 : EINVAL;
+	default:
+		return EINVAL;
+	}
+}
+
+void sroce_sq_publish(struct sroce_qp *qp)
+{
+	sroce_wq_publish(&qp->sq);
+}
+
+static int sroce_sq_doorbell(struct ibv_qp *ibqp)
+{
+	struct ibv_send_wr *bad;
+
+	return ibv_cmd_post_send(ibqp, NULL, &bad);
+}
+
+int sroce_sq_ring(struct sroce_qp *qp)
+{
+	if (!sroce_wq_need_wakeup(&qp->sq, SROCE_SQ_NEED_WAKEUP))
+		return 0;
+	return sroce_sq_doorbell(&qp->base_qp.qp);
+}
+
+/* -- Send queue: ibv_post_send() ------------------------------------------- */
+
 static bool sroce_send_has_imm(enum ibv_wr_opcode op)
 {
 	return op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM;
-}
-
-/* The bytes the WR's SGEs describe: the payload of an inline WR. */
-static uint64_t sroce_send_len(const struct ibv_send_wr *wr)
-{
-	uint64_t len = 0;
-	int i;
-
-	for (i = 0; i < wr->num_sge; i++)
-		len += wr->sg_list[i].length;
-	return len;
-}
-
-/* Local operations: no payload, executed by the kernel in SQ order. */
-static bool sroce_send_is_local(enum ibv_wr_opcode op)
-{
-	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
 }
 
 /*
@@ -150,173 +306,138 @@ static int sroce_send_check_bind(const struct ibv_send_wr *wr, bool type1)
 	return 0;
 }
 
-/*
- * What each opcode allows; UC carries SENDs, WRITEs and local operations,
- * UD SENDs.
- */
-static int sroce_send_check_op(const struct sroce_qp *qp,
-			       const struct ibv_send_wr *wr, bool type1)
+static void sroce_send_bind(struct sroce_send_wqe *wqe,
+			    const struct ibv_send_wr *wr)
 {
-	enum ibv_qp_type type = qp->base_qp.qp.qp_type;
-	bool inl = wr->send_flags & IBV_SEND_INLINE;
+	const struct ibv_mw_bind_info *info = &wr->bind_mw.bind_info;
 
-	if (type == IBV_QPT_UD)
-		return (wr->opcode == IBV_WR_SEND ||
-			wr->opcode == IBV_WR_SEND_WITH_IMM) && wr->wr.ud.ah ?
-		       0 : EINVAL;
-	if (type == IBV_QPT_UC && wr->opcode != IBV_WR_SEND &&
-	    wr->opcode != IBV_WR_SEND_WITH_IMM &&
-	    wr->opcode != IBV_WR_RDMA_WRITE &&
-	    wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM &&
-	    !sroce_send_is_local(wr->opcode))
-		return EINVAL;
+	wqe->wr.bind.addr = info->addr;
+	wqe->wr.bind.length = info->length;
+	wqe->wr.bind.mr_lkey = info->mr ? info->mr->lkey : 0;
+	wqe->wr.bind.mw_rkey = wr->bind_mw.mw->rkey;
+	wqe->wr.bind.new_rkey = wr->bind_mw.rkey;
+	wqe->wr.bind.access = info->mw_access_flags;
+}
 
+/* The remote side of the operation: a datagram's address, or wqe->wr. */
+static void sroce_send_remote(const struct sroce_qp *qp,
+			      struct sroce_send_wqe *wqe,
+			      const struct ibv_send_wr *wr)
+{
+	if (qp->base_qp.qp.qp_type == IBV_QPT_UD) {
+		if (wr->wr.ud.ah)
+			sroce_sq_set_ud(wqe, to_sroce_ah(wr->wr.ud.ah)->ahn,
+					wr->wr.ud.remote_qpn,
+					wr->wr.ud.remote_qkey);
+		return;
+	}
 	switch (wr->opcode) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return 0;
-	case IBV_WR_LOCAL_INV:
-		return 0;
-	case IBV_WR_BIND_MW:
-		return sroce_send_check_bind(wr, type1);
 	case IBV_WR_RDMA_READ:
-		return inl ? EINVAL : 0;
+		sroce_sq_set_rdma(wqe, wr->wr.rdma.rkey,
+				  wr->wr.rdma.remote_addr);
+		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		/* one SGE, for the 8-byte original value */
-		if (inl || wr->num_sge != 1 || wr->sg_list[0].length != 8)
-			return EINVAL;
-		return 0;
+		sroce_sq_set_atomic(wqe, wr->wr.atomic.rkey,
+				    wr->wr.atomic.remote_addr,
+				    wr->wr.atomic.compare_add,
+				    wr->wr.atomic.swap);
+		break;
+	case IBV_WR_BIND_MW:
+		sroce_send_bind(wqe, wr);
+		break;
 	default:
-		return EINVAL;
+		break;
 	}
 }
 
-static int sroce_send_check(const struct sroce_qp *qp,
-			    const struct ibv_send_wr *wr, bool type1)
+/* The bytes the WR's SGEs describe: the payload of an inline WR. */
+static uint64_t sroce_send_len(const struct ibv_send_wr *wr)
 {
-	if (sroce_send_check_op(qp, wr, type1))
-		return EINVAL;
-	if (sroce_send_is_local(wr->opcode))
+	uint64_t len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	return len;
+}
+
+/*
+ * What can be refused before a slot is taken, so that such a WR leaves
+ * the ring untouched; the opcode's rules are checked on the written slot.
+ */
+static int sroce_send_precheck(const struct sroce_qp *qp,
+			       const struct ibv_send_wr *wr, bool type1)
+{
+	if (wr->opcode == IBV_WR_BIND_MW)
+		return sroce_send_check_bind(wr, type1);
+	if (sroce_sq_is_local(wr->opcode))
 		return 0;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
 	if ((wr->send_flags & IBV_SEND_INLINE) &&
 	    sroce_send_len(wr) > qp->max_inline_data)
 		return EINVAL;
+	if (qp->base_qp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
+		return EINVAL;
 	return 0;
 }
 
-/* The remote side of the operation: wqe->wr. */
-static void sroce_send_remote(const struct sroce_qp *qp,
-			      struct sroce_send_wqe *wqe,
-			      const struct ibv_send_wr *wr)
-{
-	if (qp->base_qp.qp.qp_type == IBV_QPT_UD) {
-		wqe->wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
-		wqe->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
-		wqe->wr.ud.ah = to_sroce_ah(wr->wr.ud.ah)->ahn;
-		return;
-	}
-	switch (wr->opcode) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-	case IBV_WR_RDMA_READ:
-		wqe->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
-		wqe->wr.rdma.rkey = wr->wr.rdma.rkey;
-		break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		wqe->wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
-		wqe->wr.atomic.compare_add = wr->wr.atomic.compare_add;
-		wqe->wr.atomic.swap = wr->wr.atomic.swap;
-		wqe->wr.atomic.rkey = wr->wr.atomic.rkey;
-		break;
-	case IBV_WR_BIND_MW:
-		wqe->wr.bind.addr = wr->bind_mw.bind_info.addr;
-		wqe->wr.bind.length = wr->bind_mw.bind_info.length;
-		wqe->wr.bind.mr_lkey = wr->bind_mw.bind_info.mr ?
-				       wr->bind_mw.bind_info.mr->lkey : 0;
-		wqe->wr.bind.mw_rkey = wr->bind_mw.mw->rkey;
-		wqe->wr.bind.new_rkey = wr->bind_mw.rkey;
-		wqe->wr.bind.access = wr->bind_mw.bind_info.mw_access_flags;
-		break;
-	default:
-		break;
-	}
-}
-
-static void sroce_send_hdr(const struct sroce_qp *qp,
+/*
+ * The payload: SGEs, or an inline WR's bytes gathered from its SGEs into
+ * the slot; a local operation has none.
+ */
+static int sroce_send_data(const struct sroce_qp *qp,
 			   struct sroce_send_wqe *wqe,
 			   const struct ibv_send_wr *wr)
 {
-	memset(wqe, 0, sizeof(*wqe));
-	wqe->wr_id = wr->wr_id;
-	wqe->opcode = wr->opcode;
-	wqe->send_flags = wr->send_flags & SROCE_SEND_FLAGS;
-	if (sroce_send_has_imm(wr->opcode))
-		wqe->ex = wr->imm_data;	/* network order, as given */
-	if (wr->opcode == IBV_WR_SEND_WITH_INV ||
-	    wr->opcode == IBV_WR_LOCAL_INV)
-		wqe->ex = wr->invalidate_rkey;
-	if (sroce_send_is_local(wr->opcode))
-		wqe->send_flags &= ~IBV_SEND_INLINE;
-	else if (wr->send_flags & IBV_SEND_INLINE)
-		wqe->inline_len = (uint32_t)sroce_send_len(wr);
-	else
-		wqe->num_sge = (uint32_t)wr->num_sge;
-	sroce_send_remote(qp, wqe, wr);
-}
+	int i, ret;
 
-/* Gather the payload into the slot; its size was checked. */
-static void sroce_send_put_inline(char *dst, const struct ibv_send_wr *wr)
-{
-	int i;
-
+	if (sroce_sq_is_local(wr->opcode))
+		return 0;
+	if (!(wr->send_flags & IBV_SEND_INLINE))
+		return sroce_sq_put_sges(qp, wqe, wr->sg_list,
+					 (size_t)wr->num_sge);
 	for (i = 0; i < wr->num_sge; i++) {
-		uint32_t len = wr->sg_list[i].length;
-
-		if (!len)
-			continue;
-		memcpy(dst, (const void *)(uintptr_t)wr->sg_list[i].addr, len);
-		dst += len;
+		ret = sroce_sq_put_inline(qp, wqe,
+			(const void *)(uintptr_t)wr->sg_list[i].addr,
+			wr->sg_list[i].length);
+		if (ret)
+			return ret;
 	}
-}
-
-/* What follows the header: inline data, SGEs, or (local operation) nothing. */
-static void sroce_send_put_payload(char *dst, const struct ibv_send_wr *wr)
-{
-	if (sroce_send_is_local(wr->opcode))
-		return;
-	if (wr->send_flags & IBV_SEND_INLINE)
-		sroce_send_put_inline(dst, wr);
-	else
-		sroce_wq_put_sges(dst, wr->sg_list, wr->num_sge);
+	/* an empty inline WR is still an inline WR */
+	wqe->send_flags |= IBV_SEND_INLINE;
+	return 0;
 }
 
 static int sroce_send_one(struct sroce_qp *qp, const struct ibv_send_wr *wr,
 			  uint32_t *room, bool type1)
 {
-	struct sroce_wq *sq = &qp->sq;
-	struct sroce_send_wqe hdr;
-	char *slot;
+	struct sroce_send_wqe *wqe;
 	int ret;
 
-	ret = sroce_send_check(qp, wr, type1);
+	ret = sroce_send_precheck(qp, wr, type1);
 	if (ret)
 		return ret;
-	if (!sroce_wq_reserve(sq, room))
+	wqe = sroce_sq_take(qp, room);
+	if (!wqe)
 		return ENOMEM;
 
-	slot = sroce_wq_slot(sq, sq->producer);
-	sroce_send_hdr(qp, &hdr, wr);
-	memcpy(slot, &hdr, sizeof(hdr));
-	sroce_send_put_payload(slot + sizeof(hdr), wr);
-	sq->producer++;
-	return 0;
+	sroce_sq_set_op(wqe, wr->wr_id, wr->opcode, wr->send_flags);
+	if (sroce_send_has_imm(wr->opcode))
+		sroce_sq_set_ex(wqe, wr->imm_data);
+	else if (wr->opcode == IBV_WR_SEND_WITH_INV ||
+		 wr->opcode == IBV_WR_LOCAL_INV)
+		sroce_sq_set_ex(wqe, wr->invalidate_rkey);
+	sroce_send_remote(qp, wqe, wr);
+	ret = sroce_send_data(qp, wqe, wr);
+	if (!ret)
+		ret = sroce_sq_check(qp, wqe);
+	if (ret)
+		sroce_sq_untake(qp, room);
+	return ret;
 }
 
 /*
@@ -339,16 +460,9 @@ static bool sroce_send_list(struct sroce_qp *qp, struct ibv_send_wr **wr,
 	}
 	posted = sq->producer != start;
 	if (posted)
-		sroce_wq_publish(sq);
+		sroce_sq_publish(qp);
 	pthread_spin_unlock(&sq->lock);
 	return posted;
-}
-
-static int sroce_sq_doorbell(struct ibv_qp *ibqp)
-{
-	struct ibv_send_wr *bad;
-
-	return ibv_cmd_post_send(ibqp, NULL, &bad);
 }
 
 /* type1: the WRs come from ibv_bind_mw(), for a type 1 window. */
@@ -366,9 +480,7 @@ static int sroce_post_send_wrs(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	if (!sroce_send_list(qp, &wr, &ret, type1))
 		goto out;
-	if (!sroce_wq_need_wakeup(&qp->sq, SROCE_SQ_NEED_WAKEUP))
-		goto out;
-	db = sroce_sq_doorbell(ibqp);
+	db = sroce_sq_ring(qp);
 	if (db && !ret) {
 		wr = first;
 		ret = db;
