@@ -288,6 +288,27 @@ static void sroce_exec_dispatch(struct sroce_qp *qp)
 }
 
 /*
+ * Events the run left to raise, raised without qp->mutex: an event
+ * handler may call back into the verbs on this QP (modify_qp, a drain).
+ * The QP cannot go meanwhile: destroy_qp waits for the work item, and a
+ * doorbell's system call holds the QP's uobject.
+ */
+static void sroce_exec_last_wqe(struct sroce_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	might_sleep();
+	if (!test_and_clear_bit(SROCE_EXEC_LAST_WQE_DUE, &qp->events))
+		return;
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
  * A user's doorbell arrives in its own system call: run the engine right
  * there when nobody else is running it, which saves the wake-up of a worker
  * (most of a small message's latency) and costs nothing extra, since the run
@@ -304,6 +325,7 @@ void sroce_exec_doorbell(struct sroce_qp *qp)
 	sroce_exec_run(qp);
 	mutex_unlock(&qp->mutex);
 	sroce_exec_dispatch(qp);
+	sroce_exec_last_wqe(qp);
 }
 
 static void sroce_exec_work(struct work_struct *work)
@@ -314,13 +336,14 @@ static void sroce_exec_work(struct work_struct *work)
 	sroce_exec_run(qp);
 	mutex_unlock(&qp->mutex);
 	sroce_exec_dispatch(qp);
+	sroce_exec_last_wqe(qp);
 }
 
 /*
  * The QP has just entered the error state: the work item flushes.  A QP
  * attached to an SRQ also owes its owner IB_EVENT_QP_LAST_WQE_REACHED
- * (IBA 11.6.3.1), raised by the flush once the WQE it had taken from the
- * SRQ is completed, so that a consumer draining the QP (6.12's
+ * (IBA 11.6.3.1), raised after the flush has completed the WQE it had
+ * taken from the SRQ, so that a consumer draining the QP (6.12's
  * ib_drain_qp() waits for this event) finds that completion in the CQ.
  */
 static void sroce_exec_enter_error(struct sroce_qp *qp)
@@ -329,18 +352,6 @@ static void sroce_exec_enter_error(struct sroce_qp *qp)
 	if (qp->ibqp.srq)
 		set_bit(SROCE_EXEC_LAST_WQE, &qp->events);
 	sroce_exec_kick(qp);
-}
-
-static void sroce_exec_last_wqe(struct sroce_qp *qp)
-{
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = IB_EVENT_QP_LAST_WQE_REACHED,
-	};
-
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
 /**
@@ -395,8 +406,9 @@ void sroce_exec_flush(struct sroce_qp *qp)
 	}
 	sroce_comp_flush(qp);
 	sroce_resp_flush(qp);
+	/* raised once the run has dropped qp->mutex */
 	if (test_and_clear_bit(SROCE_EXEC_LAST_WQE, &qp->events))
-		sroce_exec_last_wqe(qp);
+		set_bit(SROCE_EXEC_LAST_WQE_DUE, &qp->events);
 }
 
 /*
