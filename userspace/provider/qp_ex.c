@@ -22,19 +22,23 @@
  * before wr_complete publishes it, so discarding is moving the private
  * producer back.
  *
- * Operations the device does not execute yet are refused when the QP is
- * created (EOPNOTSUPP), so their callbacks are never reached.
+ * Operations the QP's type does not carry (UC: SENDs and WRITEs, UD:
+ * SENDs) or the device does not execute yet are refused when the QP is
+ * created (EOPNOTSUPP), so their callbacks are never reached; a UD WR
+ * without wr_set_ud_addr fails wr_complete (EINVAL).
  */
 #include <errno.h>
 
 #include "sroce.h"
 #include "wq.h"
 
-/* The send_ops_flags an RC QP supports. */
-#define SROCE_QP_EX_RC_OPS (IBV_QP_EX_WITH_RDMA_WRITE |		\
-			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
-			    IBV_QP_EX_WITH_SEND |			\
-			    IBV_QP_EX_WITH_SEND_WITH_IMM |		\
+/* The send_ops_flags each QP type supports. */
+#define SROCE_QP_EX_UD_OPS (IBV_QP_EX_WITH_SEND |			\
+			    IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define SROCE_QP_EX_UC_OPS (SROCE_QP_EX_UD_OPS |			\
+			    IBV_QP_EX_WITH_RDMA_WRITE |			\
+			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+#define SROCE_QP_EX_RC_OPS (SROCE_QP_EX_UC_OPS |			\
 			    IBV_QP_EX_WITH_RDMA_READ |			\
 			    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |		\
 			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
@@ -234,11 +238,16 @@ static void sroce_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 static void sroce_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 				 uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	struct sroce_send_wqe *wqe = sroce_qpx_cur(qpx_to_sroce_qp(qpx));
+	struct sroce_qp *qp = qpx_to_sroce_qp(qpx);
+	struct sroce_send_wqe *wqe = sroce_qpx_cur(qp);
 
-	if (wqe)
-		sroce_sq_set_ud(wqe, to_sroce_ah(ah)->ahn, remote_qpn,
-				remote_qkey);
+	if (!wqe)
+		return;
+	if (!ah) {
+		sroce_qpx_fail(qp, EINVAL);
+		return;
+	}
+	sroce_sq_set_ud(wqe, to_sroce_ah(ah)->ahn, remote_qpn, remote_qkey);
 }
 
 /* -- The batch ------------------------------------------------------------- */
@@ -296,10 +305,16 @@ static int sroce_wr_complete(struct ibv_qp_ex *qpx)
  */
 int sroce_qp_ex_check(const struct ibv_qp_init_attr_ex *attr)
 {
+	uint64_t ops = SROCE_QP_EX_RC_OPS;
+
 	if (attr->comp_mask & ~SROCE_QP_EX_COMP_MASK)
 		return EOPNOTSUPP;
+	if (attr->qp_type == IBV_QPT_UC)
+		ops = SROCE_QP_EX_UC_OPS;
+	else if (attr->qp_type == IBV_QPT_UD)
+		ops = SROCE_QP_EX_UD_OPS;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	    (attr->send_ops_flags & ~(uint64_t)SROCE_QP_EX_RC_OPS))
+	    (attr->send_ops_flags & ~ops))
 		return EOPNOTSUPP;
 	return 0;
 }
@@ -334,6 +349,8 @@ void sroce_qp_ex_init(struct sroce_qp *qp,
 	} else {
 		qpx->wr_rdma_write = sroce_wr_rdma_write;
 		qpx->wr_rdma_write_imm = sroce_wr_rdma_write_imm;
+	}
+	if (attr->qp_type == IBV_QPT_RC) {
 		qpx->wr_rdma_read = sroce_wr_rdma_read;
 		qpx->wr_atomic_cmp_swp = sroce_wr_atomic_cmp_swp;
 		qpx->wr_atomic_fetch_add = sroce_wr_atomic_fetch_add;
