@@ -30,7 +30,8 @@
  * itself if work is left, so one busy QP cannot starve the others sharing
  * the workqueue's workers.
  *
- * Affiliated asynchronous events (COMM_EST, the QP error events) are found
+ * Affiliated asynchronous events (COMM_EST, the QP error events,
+ * LAST_WQE_REACHED of a QP on an SRQ) are found
  * by the engine with qp->mutex held.  It only notes them in qp->ae_pending;
  * sroce_exec_dispatch() hands them to the QP's event handler after the
  * mutex is dropped, still inside the work item or the doorbell's system
@@ -250,6 +251,7 @@ static const enum ib_event_type sroce_exec_ae_order[] = {
 	IB_EVENT_QP_REQ_ERR,
 	IB_EVENT_QP_ACCESS_ERR,
 	IB_EVENT_QP_FATAL,
+	IB_EVENT_QP_LAST_WQE_REACHED,
 };
 
 /**
@@ -288,27 +290,6 @@ static void sroce_exec_dispatch(struct sroce_qp *qp)
 }
 
 /*
- * Events the run left to raise, raised without qp->mutex: an event
- * handler may call back into the verbs on this QP (modify_qp, a drain).
- * The QP cannot go meanwhile: destroy_qp waits for the work item, and a
- * doorbell's system call holds the QP's uobject.
- */
-static void sroce_exec_last_wqe(struct sroce_qp *qp)
-{
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = IB_EVENT_QP_LAST_WQE_REACHED,
-	};
-
-	might_sleep();
-	if (!test_and_clear_bit(SROCE_EXEC_LAST_WQE_DUE, &qp->events))
-		return;
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-}
-
-/*
  * A user's doorbell arrives in its own system call: run the engine right
  * there when nobody else is running it, which saves the wake-up of a worker
  * (most of a small message's latency) and costs nothing extra, since the run
@@ -325,7 +306,6 @@ void sroce_exec_doorbell(struct sroce_qp *qp)
 	sroce_exec_run(qp);
 	mutex_unlock(&qp->mutex);
 	sroce_exec_dispatch(qp);
-	sroce_exec_last_wqe(qp);
 }
 
 static void sroce_exec_work(struct work_struct *work)
@@ -336,7 +316,6 @@ static void sroce_exec_work(struct work_struct *work)
 	sroce_exec_run(qp);
 	mutex_unlock(&qp->mutex);
 	sroce_exec_dispatch(qp);
-	sroce_exec_last_wqe(qp);
 }
 
 /*
@@ -406,9 +385,9 @@ void sroce_exec_flush(struct sroce_qp *qp)
 	}
 	sroce_comp_flush(qp);
 	sroce_resp_flush(qp);
-	/* raised once the run has dropped qp->mutex */
+	/* after the flush's completions, once the run has dropped qp->mutex */
 	if (test_and_clear_bit(SROCE_EXEC_LAST_WQE, &qp->events))
-		set_bit(SROCE_EXEC_LAST_WQE_DUE, &qp->events);
+		sroce_exec_raise(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /*

@@ -14,7 +14,6 @@ enum sroce_exec_event {
 	SROCE_EXEC_RNR,		/* the RNR wait is over */
 	SROCE_EXEC_TX_BLOCKED,	/* waiting for transmitted packets to drain */
 	SROCE_EXEC_LAST_WQE,	/* SRQ QP in error: LAST_WQE_REACHED owed */
-	SROCE_EXEC_LAST_WQE_DUE, /* ... flushed: raise it, without the mutex */
 };
 
 /*
