@@ -22,23 +22,31 @@
  * before wr_complete publishes it, so discarding is moving the private
  * producer back.
  *
- * Operations the QP's type does not carry (UC: SENDs and WRITEs, UD:
- * SENDs) or the device does not execute yet are refused when the QP is
- * created (EOPNOTSUPP), so their callbacks are never reached; a UD WR
- * without wr_set_ud_addr fails wr_complete (EINVAL).
+ * Operations the QP's type does not carry (UC: SENDs, WRITEs, binds and
+ * LOCAL_INV; UD: SENDs) or the device does not execute (TSO, atomic
+ * writes) are refused when the QP is created (EOPNOTSUPP), so their
+ * callbacks are never reached; a UD WR without wr_set_ud_addr fails
+ * wr_complete (EINVAL), and so does wr_bind_mw of a type 1 window or
+ * without an MR (type 1 windows are bound by ibv_bind_mw()).
  */
 #include <errno.h>
 
 #include "sroce.h"
 #include "wq.h"
 
-/* The send_ops_flags each QP type supports. */
+/*
+ * The send_ops_flags each QP type supports: a datagram QP has no memory
+ * operations (IBTA 11.4.1.1), SEND_WITH_INV, READs and atomics are RC's.
+ */
 #define SROCE_QP_EX_UD_OPS (IBV_QP_EX_WITH_SEND |			\
 			    IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define SROCE_QP_EX_UC_OPS (SROCE_QP_EX_UD_OPS |			\
 			    IBV_QP_EX_WITH_RDMA_WRITE |			\
-			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |		\
+			    IBV_QP_EX_WITH_LOCAL_INV |			\
+			    IBV_QP_EX_WITH_BIND_MW)
 #define SROCE_QP_EX_RC_OPS (SROCE_QP_EX_UC_OPS |			\
+			    IBV_QP_EX_WITH_SEND_WITH_INV |		\
 			    IBV_QP_EX_WITH_RDMA_READ |			\
 			    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |		\
 			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
@@ -157,11 +165,7 @@ static void sroce_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 		sroce_sq_set_atomic(wqe, rkey, remote_addr, add, 0);
 }
 
-/*
- * SEND_WITH_INV and LOCAL_INV carry only the rkey to invalidate (ex).  Both
- * are refused at create time until the kernel executes them (memory
- * windows); they are here so that enabling them is a matter of the flags.
- */
+/* SEND_WITH_INV and LOCAL_INV carry the rkey to invalidate in ex. */
 static void sroce_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	struct sroce_send_wqe *wqe = sroce_qpx_new(qpx, IBV_WR_SEND_WITH_INV);
@@ -176,6 +180,27 @@ static void sroce_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 
 	if (wqe)
 		sroce_sq_set_ex(wqe, invalidate_rkey);
+}
+
+/*
+ * As with ibv_post_send(), the application keeps the window's rkey: it is
+ * rkey once the bind completes (ibv_wr_bind_mw(3) leaves mw->rkey alone).
+ */
+static void sroce_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			     uint32_t rkey,
+			     const struct ibv_mw_bind_info *bind_info)
+{
+	struct sroce_qp *qp = qpx_to_sroce_qp(qpx);
+	struct sroce_send_wqe *wqe;
+
+	if (!bind_info || sroce_sq_check_bind(mw, bind_info, false)) {
+		sroce_qpx_close(qp);
+		sroce_qpx_fail(qp, EINVAL);
+		return;
+	}
+	wqe = sroce_qpx_new(qpx, IBV_WR_BIND_MW);
+	if (wqe)
+		sroce_sq_set_bind(wqe, mw, rkey, bind_info);
 }
 
 /* -- Setters --------------------------------------------------------------- */
@@ -349,13 +374,14 @@ void sroce_qp_ex_init(struct sroce_qp *qp,
 	} else {
 		qpx->wr_rdma_write = sroce_wr_rdma_write;
 		qpx->wr_rdma_write_imm = sroce_wr_rdma_write_imm;
+		qpx->wr_local_inv = sroce_wr_local_inv;
+		qpx->wr_bind_mw = sroce_wr_bind_mw;
 	}
 	if (attr->qp_type == IBV_QPT_RC) {
 		qpx->wr_rdma_read = sroce_wr_rdma_read;
 		qpx->wr_atomic_cmp_swp = sroce_wr_atomic_cmp_swp;
 		qpx->wr_atomic_fetch_add = sroce_wr_atomic_fetch_add;
 		qpx->wr_send_inv = sroce_wr_send_inv;
-		qpx->wr_local_inv = sroce_wr_local_inv;
 	}
 	qp->base_qp.comp_mask |= VERBS_QP_EX;
 }

@@ -288,17 +288,9 @@ static bool sroce_send_has_imm(enum ibv_wr_opcode op)
 	return op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM;
 }
 
-/*
- * A bind WR: type 2 windows through ibv_post_send(), type 1 windows only
- * from ibv_bind_mw() (type1 set), where a zero length without an MR
- * unbinds.  The rest (PDs, rights, range) is checked by the kernel, which
- * completes a bad bind with IBV_WC_MW_BIND_ERR.
- */
-static int sroce_send_check_bind(const struct ibv_send_wr *wr, bool type1)
+int sroce_sq_check_bind(const struct ibv_mw *mw,
+			const struct ibv_mw_bind_info *info, bool type1)
 {
-	const struct ibv_mw_bind_info *info = &wr->bind_mw.bind_info;
-	const struct ibv_mw *mw = wr->bind_mw.mw;
-
 	if (!mw || (mw->type == IBV_MW_TYPE_1) != type1)
 		return EINVAL;
 	if (!info->mr && (!type1 || info->length))
@@ -306,16 +298,14 @@ static int sroce_send_check_bind(const struct ibv_send_wr *wr, bool type1)
 	return 0;
 }
 
-static void sroce_send_bind(struct sroce_send_wqe *wqe,
-			    const struct ibv_send_wr *wr)
+void sroce_sq_set_bind(struct sroce_send_wqe *wqe, const struct ibv_mw *mw,
+		       uint32_t rkey, const struct ibv_mw_bind_info *info)
 {
-	const struct ibv_mw_bind_info *info = &wr->bind_mw.bind_info;
-
 	wqe->wr.bind.addr = info->addr;
 	wqe->wr.bind.length = info->length;
 	wqe->wr.bind.mr_lkey = info->mr ? info->mr->lkey : 0;
-	wqe->wr.bind.mw_rkey = wr->bind_mw.mw->rkey;
-	wqe->wr.bind.new_rkey = wr->bind_mw.rkey;
+	wqe->wr.bind.mw_rkey = mw->rkey;
+	wqe->wr.bind.new_rkey = rkey;
 	wqe->wr.bind.access = info->mw_access_flags;
 }
 
@@ -346,7 +336,8 @@ static void sroce_send_remote(const struct sroce_qp *qp,
 				    wr->wr.atomic.swap);
 		break;
 	case IBV_WR_BIND_MW:
-		sroce_send_bind(wqe, wr);
+		sroce_sq_set_bind(wqe, wr->bind_mw.mw, wr->bind_mw.rkey,
+				  &wr->bind_mw.bind_info);
 		break;
 	default:
 		break;
@@ -372,7 +363,8 @@ static int sroce_send_precheck(const struct sroce_qp *qp,
 			       const struct ibv_send_wr *wr, bool type1)
 {
 	if (wr->opcode == IBV_WR_BIND_MW)
-		return sroce_send_check_bind(wr, type1);
+		return sroce_sq_check_bind(wr->bind_mw.mw,
+					   &wr->bind_mw.bind_info, type1);
 	if (sroce_sq_is_local(wr->opcode))
 		return 0;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)

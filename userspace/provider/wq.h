@@ -63,6 +63,18 @@ int sroce_sq_put_inline(const struct sroce_qp *qp,
 			struct sroce_send_wqe *wqe, const void *addr,
 			size_t len);
 
+/*
+ * A window bind: type 2 windows through the send queue, type 1 windows only
+ * from ibv_bind_mw() (type1 set), where a zero length without an MR
+ * unbinds; 0 or EINVAL.  The rest (PDs, rights, range) is checked by the
+ * kernel, which completes a bad bind with IBV_WC_MW_BIND_ERR.
+ */
+int sroce_sq_check_bind(const struct ibv_mw *mw,
+			const struct ibv_mw_bind_info *info, bool type1);
+/* Bind mw, under the new key rkey, as info says. */
+void sroce_sq_set_bind(struct sroce_send_wqe *wqe, const struct ibv_mw *mw,
+		       uint32_t rkey, const struct ibv_mw_bind_info *info);
+
 /* Local operations (BIND_MW, LOCAL_INV): a header, no payload. */
 bool sroce_sq_is_local(uint32_t opcode);
 /* What the QP type and the opcode require of a finished slot: 0 or EINVAL. */

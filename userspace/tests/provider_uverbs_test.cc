@@ -2335,16 +2335,21 @@ constexpr uint64_t kQpExRcOps =
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 	IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+// The memory operations, which UD QPs do not have and UC only partly.
+constexpr uint64_t kQpExMemOps = IBV_QP_EX_WITH_LOCAL_INV |
+				 IBV_QP_EX_WITH_BIND_MW |
+				 IBV_QP_EX_WITH_SEND_WITH_INV;
 
 class ProviderQpEx : public ProviderQp {
 protected:
-	ibv_qp_ex *create_qp_ex(uint64_t ops = kQpExRcOps)
+	ibv_qp_ex *create_qp_ex(uint64_t ops = kQpExRcOps,
+				ibv_qp_type type = IBV_QPT_RC)
 	{
 		ibv_qp_init_attr_ex attr{};
 
 		attr.send_cq = cq_.get();
 		attr.recv_cq = cq_.get();
-		attr.qp_type = IBV_QPT_RC;
+		attr.qp_type = type;
 		attr.cap.max_send_wr = kernel_.sq_slots;
 		attr.cap.max_recv_wr = kernel_.rq_slots;
 		attr.cap.max_send_sge = kSendSge;
@@ -2359,9 +2364,9 @@ protected:
 	}
 
 	// An extended QP in RTS; running: no doorbells wanted.
-	ibv_qp_ex *ready_ex(bool running = true)
+	ibv_qp_ex *ready_ex(bool running = true, uint64_t ops = kQpExRcOps)
 	{
-		ibv_qp_ex *x = create_qp_ex();
+		ibv_qp_ex *x = create_qp_ex(ops);
 		if (!x || to_state(IBV_QPS_RTS))
 			return nullptr;
 		if (running)
@@ -2383,19 +2388,108 @@ protected:
 
 TEST_F(ProviderQpEx, UnsupportedOperationsAreRefusedBeforeTheKernel)
 {
-	for (uint64_t op : { uint64_t{ IBV_QP_EX_WITH_LOCAL_INV },
-			     uint64_t{ IBV_QP_EX_WITH_BIND_MW },
-			     uint64_t{ IBV_QP_EX_WITH_SEND_WITH_INV },
-			     uint64_t{ IBV_QP_EX_WITH_TSO },
-			     uint64_t{ IBV_QP_EX_WITH_ATOMIC_WRITE } }) {
-		SCOPED_TRACE(op);
+	const struct {
+		ibv_qp_type type;
+		uint64_t op;
+	} refused[] = {
+		{ IBV_QPT_RC, IBV_QP_EX_WITH_TSO },
+		{ IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE },
+		{ IBV_QPT_UC, IBV_QP_EX_WITH_SEND_WITH_INV },
+		{ IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_READ },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_LOCAL_INV },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_BIND_MW },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE },
+	};
+	for (const auto &r : refused) {
+		SCOPED_TRACE(r.op);
+		SCOPED_TRACE(r.type);
 		errno = 0;
-		EXPECT_EQ(create_qp_ex(kQpExRcOps | op), nullptr);
+		EXPECT_EQ(create_qp_ex(IBV_QP_EX_WITH_SEND | r.op, r.type),
+			  nullptr);
 		EXPECT_EQ(errno, EOPNOTSUPP);
 	}
 	EXPECT_EQ(commands(IB_USER_VERBS_CMD_CREATE_QP), 0u);
-	ASSERT_NE(create_qp_ex(), nullptr) << std::strerror(errno);
+	ibv_qp_ex *x = create_qp_ex(kQpExRcOps | kQpExMemOps);
+	ASSERT_NE(x, nullptr) << std::strerror(errno);
 	EXPECT_EQ(commands(IB_USER_VERBS_CMD_CREATE_QP), 1u);
+	EXPECT_NE(x->wr_bind_mw, nullptr);
+	EXPECT_NE(x->wr_local_inv, nullptr);
+	EXPECT_NE(x->wr_send_inv, nullptr);
+}
+
+// LOCAL_INV, SEND_WITH_INV and a type 2 bind through ibv_wr_*() leave the
+// bytes ibv_post_send() leaves; a type 1 window or a bind without an MR
+// fails the batch.
+TEST_F(ProviderQpEx, MemoryOperationsAreThoseOfPostSend)
+{
+	ibv_qp_ex *x = ready_ex(true, kQpExRcOps | kQpExMemOps);
+	ASSERT_NE(x, nullptr) << std::strerror(errno);
+	ibv_sge sg{ 0x1000, 100, 0x11 };
+	ibv_mr mr{};
+	mr.lkey = 0xabcdef01;
+	ibv_mw mw2{}, mw1{};
+	mw2.rkey = 0x11223344;
+	mw2.type = IBV_MW_TYPE_2;
+	mw1.rkey = 0x55667788;
+	mw1.type = IBV_MW_TYPE_1;
+	const ibv_mw_bind_info info = { &mr, 0x7f0000002000ull, 8192,
+					IBV_ACCESS_REMOTE_WRITE };
+	const uint32_t flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+
+	std::vector<ibv_send_wr> wrs = {
+		send_wr(IBV_WR_LOCAL_INV, nullptr, 0, 200),
+		send_wr(IBV_WR_SEND_WITH_INV, &sg, 1, 201),
+		send_wr(IBV_WR_BIND_MW, nullptr, 0, 202),
+	};
+	chain(wrs);
+	for (auto &wr : wrs)
+		wr.send_flags = flags;
+	wrs[0].invalidate_rkey = 0x01020304;
+	wrs[1].invalidate_rkey = 0x05060708;
+	wrs[2].bind_mw.mw = &mw2;
+	wrs[2].bind_mw.rkey = ibv_inc_rkey(mw2.rkey);
+	wrs[2].bind_mw.bind_info = info;
+	ASSERT_EQ(post(wrs.data()), 0);
+	ASSERT_EQ(sq_producer(), 3u);
+	std::vector<std::vector<unsigned char>> want;
+	for (uint32_t i = 0; i < 3; i++)
+		want.push_back(slot_bytes(i));
+	kernel_.sq.hdr()->consumer = 3;
+
+	ibv_wr_start(x);
+	x->wr_flags = flags;
+	x->wr_id = 200;
+	ibv_wr_local_inv(x, 0x01020304);
+	x->wr_id = 201;
+	ibv_wr_send_inv(x, 0x05060708);
+	ibv_wr_set_sge(x, sg.lkey, sg.addr, sg.length);
+	x->wr_id = 202;
+	ibv_wr_bind_mw(x, &mw2, ibv_inc_rkey(mw2.rkey), &info);
+	ASSERT_EQ(ibv_wr_complete(x), 0);
+	ASSERT_EQ(sq_producer(), 6u);
+	for (uint32_t i = 0; i < 3; i++) {
+		SCOPED_TRACE(i);
+		EXPECT_EQ(slot_bytes(3 + i), want[i]);
+	}
+	EXPECT_EQ(mw2.rkey, 0x11223344u) << "the application keeps the key";
+
+	ibv_wr_start(x);
+	ibv_wr_local_inv(x, 1);
+	ibv_wr_bind_mw(x, &mw1, ibv_inc_rkey(mw1.rkey), &info);
+	EXPECT_EQ(ibv_wr_complete(x), EINVAL);
+	ibv_mw_bind_info no_mr = info;
+	no_mr.mr = nullptr;
+	no_mr.length = 0;
+	ibv_wr_start(x);
+	ibv_wr_bind_mw(x, &mw2, ibv_inc_rkey(mw2.rkey), &no_mr);
+	EXPECT_EQ(ibv_wr_complete(x), EINVAL);
+	// a memory operation carries no data
+	ibv_wr_start(x);
+	ibv_wr_local_inv(x, 1);
+	ibv_wr_set_sge(x, sg.lkey, sg.addr, sg.length);
+	EXPECT_EQ(ibv_wr_complete(x), EINVAL);
+	EXPECT_EQ(sq_producer(), 6u);
+	EXPECT_EQ(commands(IB_USER_VERBS_CMD_POST_SEND), 0u);
 }
 
 // Every operation written through ibv_wr_*() leaves exactly the bytes

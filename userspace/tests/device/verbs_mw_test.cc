@@ -206,7 +206,7 @@ protected:
 		if (!e.scq || !e.rcq)
 			return ::testing::AssertionFailure()
 			       << "ibv_create_cq: " << std::strerror(errno);
-		ibv_qp_init_attr a{};
+		ibv_qp_init_attr_ex a{};
 		a.send_cq = e.scq.get();
 		a.recv_cq = e.rcq.get();
 		a.qp_type = IBV_QPT_RC;
@@ -214,7 +214,13 @@ protected:
 		a.cap.max_recv_wr = 32;
 		a.cap.max_send_sge = 2;
 		a.cap.max_recv_sge = 2;
-		e.qp.reset(ibv_create_qp(pd_.get(), &a));
+		a.comp_mask = IBV_QP_INIT_ATTR_PD;
+		a.pd = pd_.get();
+		if (ex_qps_) {
+			a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+			a.send_ops_flags = kExOps;
+		}
+		e.qp.reset(ibv_create_qp_ex(ctx_.get(), &a));
 		if (!e.qp)
 			return ::testing::AssertionFailure()
 			       << "ibv_create_qp: " << std::strerror(errno);
@@ -437,6 +443,12 @@ public:
 	}
 
 protected:
+	// The QPs' extended send API (ibv_wr_*()) with the memory operations.
+	static constexpr uint64_t kExOps =
+		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE |
+		IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW |
+		IBV_QP_EX_WITH_SEND_WITH_INV;
+	bool ex_qps_ = false;
 	// The members go in reverse: windows before MRs, QPs before the PD.
 	Context ctx_;
 	ibv_device_attr dev_{};
@@ -1160,6 +1172,130 @@ TEST_F(Mws, Type2RebindAfterInvalidation)
 	// the first key stays dead
 	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, first, win(), lmr_.get(),
 			 local_.addr(), 8, IBV_WC_REM_ACCESS_ERR));
+}
+
+// ---------------------------------------------------------------------
+// The same operations through the extended send API: ibv_wr_bind_mw(),
+// ibv_wr_local_inv() and ibv_wr_send_inv() on QPs created with them.
+
+class MwsEx : public Mws {
+protected:
+	void SetUp() override
+	{
+		ex_qps_ = true;
+		Mws::SetUp();
+		if (IsSkipped() || HasFatalFailure())
+			return;
+		ax_ = ibv_qp_to_qp_ex(a_.qp.get());
+		bx_ = ibv_qp_to_qp_ex(b_.qp.get());
+		ASSERT_NE(ax_, nullptr);
+		ASSERT_NE(bx_, nullptr);
+	}
+
+	// Binds mw through b with ibv_wr_bind_mw() under the next key byte.
+	::testing::AssertionResult wr_bind(ibv_mw *mw, uint64_t addr,
+					   uint64_t len, unsigned access)
+	{
+		const ibv_mw_bind_info info{ mr_.get(), addr, len, access };
+		const uint32_t key = ibv_inc_rkey(mw->rkey);
+
+		ibv_wr_start(bx_);
+		bx_->wr_id = 7;
+		bx_->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_bind_mw(bx_, mw, key, &info);
+		const int r = ibv_wr_complete(bx_);
+		if (r)
+			return ::testing::AssertionFailure()
+			       << "ibv_wr_complete: " << std::strerror(r);
+		mw->rkey = key;
+		return completes(b_.scq.get(), 7, IBV_WC_SUCCESS,
+				 IBV_WC_BIND_MW);
+	}
+
+	ibv_qp_ex *ax_ = nullptr;
+	ibv_qp_ex *bx_ = nullptr;
+};
+
+TEST_F(MwsEx, BindThenLocalInvalidate)
+{
+	Mw mw = alloc(Type::Two);
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	ASSERT_TRUE(wr_bind(mw.get(), win(), kWinLen, kRemoteAll));
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mw->rkey, win() + 8, lmr_.get(),
+			 local_.addr(), 8, IBV_WC_SUCCESS));
+	EXPECT_TRUE(all_are(arena_.data() + kPage + 8, 8, 0xa1,
+			    "written bytes"));
+	std::memset(arena_.data() + kPage + 8, kSentinel, 8);
+
+	ibv_wr_start(bx_);
+	bx_->wr_id = 9;
+	bx_->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(bx_, mw->rkey);
+	ASSERT_EQ(ibv_wr_complete(bx_), 0);
+	ASSERT_TRUE(completes(b_.scq.get(), 9, IBV_WC_SUCCESS,
+			      IBV_WC_LOCAL_INV));
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mw->rkey, win(), lmr_.get(),
+			 local_.addr(), 8, IBV_WC_REM_ACCESS_ERR));
+	EXPECT_TRUE(arena_untouched());
+}
+
+TEST_F(MwsEx, SendWithInvalidateRevokesTheWindow)
+{
+	Mw mw = alloc(Type::Two);
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	ASSERT_TRUE(wr_bind(mw.get(), win(), kWinLen, kRemoteAll));
+	const uint32_t key = mw->rkey;
+	ibv_sge rsge{ arena_.addr(3 * kPage), 16, mr_->lkey };
+	ibv_recv_wr rwr{}, *rbad = nullptr;
+	rwr.wr_id = 20;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	ASSERT_EQ(ibv_post_recv(b_.qp.get(), &rwr, &rbad), 0);
+
+	ibv_wr_start(ax_);
+	ax_->wr_id = 21;
+	ax_->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_inv(ax_, key);
+	ibv_wr_set_sge(ax_, lmr_->lkey, local_.addr(), 16);
+	ASSERT_EQ(ibv_wr_complete(ax_), 0);
+	ASSERT_TRUE(completes(a_.scq.get(), 21, IBV_WC_SUCCESS, IBV_WC_SEND));
+	ibv_wc wc{};
+	ASSERT_TRUE(next_wc(b_.rcq.get(), wc));
+	EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
+	EXPECT_EQ(wc.wr_id, 20u) << wc_str(wc);
+	EXPECT_EQ(wc.byte_len, 16u) << wc_str(wc);
+	EXPECT_EQ(wc.wc_flags & ~unsigned(IBV_WC_GRH),
+		  unsigned(IBV_WC_WITH_INV))
+		<< wc_str(wc);
+	EXPECT_EQ(wc.invalidated_rkey, key) << wc_str(wc);
+	EXPECT_TRUE(all_are(arena_.data() + 3 * kPage, 16, 0xa1,
+			    "the SEND's payload"));
+	std::memset(arena_.data() + 3 * kPage, kSentinel, 16);
+
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, key, win(), lmr_.get(),
+			 local_.addr(), 8, IBV_WC_REM_ACCESS_ERR));
+	EXPECT_TRUE(arena_untouched());
+}
+
+// ibv_wr_bind_mw() binds type 2 windows only (type 1: ibv_bind_mw()); a
+// refused bind discards its batch and leaves the QP working.
+TEST_F(MwsEx, BindOfType1WindowFailsTheBatch)
+{
+	Mw mw1 = alloc(Type::One), mw2 = alloc(Type::Two);
+	ASSERT_TRUE(mw1 && mw2) << std::strerror(errno);
+	const ibv_mw_bind_info info{ mr_.get(), win(), kWinLen, kRemoteAll };
+	ibv_wr_start(bx_);
+	bx_->wr_id = 7;
+	bx_->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(bx_, mw2.get(), ibv_inc_rkey(mw2->rkey), &info);
+	ibv_wr_bind_mw(bx_, mw1.get(), ibv_inc_rkey(mw1->rkey), &info);
+	EXPECT_EQ(ibv_wr_complete(bx_), EINVAL);
+	ibv_wc wc{};
+	EXPECT_EQ(ibv_poll_cq(b_.scq.get(), 1, &wc), 0)
+		<< "a discarded batch completed: " << wc_str(wc);
+	ASSERT_TRUE(wr_bind(mw2.get(), win(), kWinLen, kRemoteAll));
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mw2->rkey, win(), lmr_.get(),
+			 local_.addr(), 8, IBV_WC_SUCCESS));
 }
 
 } // namespace
