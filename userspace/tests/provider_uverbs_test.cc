@@ -1582,22 +1582,36 @@ TEST_F(ProviderQp, InvalidateWrsCarryTheRkey)
 // new one, the MR's lkey, the range and the rights; a type 1 window is
 // refused here (it is bound with ibv_bind_mw()), and so is a type 2 bind
 // without an MR.
+// What a bind names, without a kernel: the provider only reads the
+// window's type and rkey and the MR's lkey.
+struct FakeBind {
+	FakeBind()
+	{
+		mr.lkey = 0xabcdef01;
+		mw2.rkey = 0x11223344;
+		mw2.type = IBV_MW_TYPE_2;
+		mw1.rkey = 0x55667788;
+		mw1.type = IBV_MW_TYPE_1;
+		info = { &mr, 0x7f0000002000ull, 8192,
+			 IBV_ACCESS_REMOTE_WRITE };
+	}
+	FakeBind(const FakeBind &) = delete;	// info points at mr
+
+	ibv_mr mr{};
+	ibv_mw mw2{}, mw1{};
+	ibv_mw_bind_info info{};
+};
+
 TEST_F(ProviderQp, BindWrCarriesTheWindowAndTheRange)
 {
 	ready();
-	ibv_mr mr{};
-	mr.lkey = 0xabcdef01;
-	ibv_mw mw2{}, mw1{};
-	mw2.rkey = 0x11223344;
-	mw2.type = IBV_MW_TYPE_2;
-	mw1.rkey = 0x55667788;
-	mw1.type = IBV_MW_TYPE_1;
+	FakeBind f;
+	ibv_mw &mw2 = f.mw2, &mw1 = f.mw1;
 	ibv_send_wr wr = send_wr(IBV_WR_BIND_MW, nullptr, 0, 5);
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.bind_mw.mw = &mw2;
 	wr.bind_mw.rkey = ibv_inc_rkey(mw2.rkey);
-	wr.bind_mw.bind_info = { &mr, 0x7f0000002000ull, 8192,
-				 IBV_ACCESS_REMOTE_WRITE };
+	wr.bind_mw.bind_info = f.info;
 
 	ASSERT_EQ(post(&wr), 0);
 	const sroce_send_wqe w = send_slot(0);
@@ -2425,15 +2439,9 @@ TEST_F(ProviderQpEx, MemoryOperationsAreThoseOfPostSend)
 	ibv_qp_ex *x = ready_ex(true, kQpExRcOps | kQpExMemOps);
 	ASSERT_NE(x, nullptr) << std::strerror(errno);
 	ibv_sge sg{ 0x1000, 100, 0x11 };
-	ibv_mr mr{};
-	mr.lkey = 0xabcdef01;
-	ibv_mw mw2{}, mw1{};
-	mw2.rkey = 0x11223344;
-	mw2.type = IBV_MW_TYPE_2;
-	mw1.rkey = 0x55667788;
-	mw1.type = IBV_MW_TYPE_1;
-	const ibv_mw_bind_info info = { &mr, 0x7f0000002000ull, 8192,
-					IBV_ACCESS_REMOTE_WRITE };
+	FakeBind f;
+	ibv_mw &mw2 = f.mw2, &mw1 = f.mw1;
+	const ibv_mw_bind_info &info = f.info;
 	const uint32_t flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
 
 	std::vector<ibv_send_wr> wrs = {
