@@ -62,14 +62,6 @@ constexpr uint64_t kWcFlags =
 	IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
 	IBV_WC_EX_WITH_DLID_PATH_BITS;
 
-struct CqExDeleter {
-	void operator()(ibv_cq_ex *c) const
-	{
-		ibv_destroy_cq(ibv_cq_ex_to_cq(c));
-	}
-};
-using CqEx = std::unique_ptr<ibv_cq_ex, CqExDeleter>;
-
 // Registered memory with a byte pattern.
 struct Region {
 	Region(ibv_pd *pd, size_t len, uint8_t seed, int access = kMrAll)

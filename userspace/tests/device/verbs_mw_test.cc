@@ -54,11 +54,6 @@ constexpr int kRemoteAll = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 constexpr size_t kPage = 4096;
 constexpr uint8_t kSentinel = 0x5e;
 
-struct MwDeleter {
-	void operator()(ibv_mw *m) const { ibv_dealloc_mw(m); }
-};
-using Mw = std::unique_ptr<ibv_mw, MwDeleter>;
-
 // Page-aligned memory filled with one byte value (freed on destruction).
 class Buffer {
 public:

@@ -47,15 +47,6 @@ using namespace std::chrono_literals;
 constexpr auto kWait = 30s;
 constexpr auto kQuiet = 300ms;
 
-struct SrqDeleter {
-	void operator()(ibv_srq *s) const { ibv_destroy_srq(s); }
-};
-using Srq = std::unique_ptr<ibv_srq, SrqDeleter>;
-struct AhDeleter {
-	void operator()(ibv_ah *a) const { ibv_destroy_ah(a); }
-};
-using Ah = std::unique_ptr<ibv_ah, AhDeleter>;
-
 // One value of /sys/kernel/debug/sroce/rx_drops, or -1 (not sroce).
 long rx_drops(const std::string &reason)
 {

@@ -37,11 +37,6 @@ constexpr auto kQuiet = 300ms;
 constexpr uint32_t kQkey = 0x11223344;
 constexpr uint32_t kGrh = 40;
 
-struct AhDeleter {
-	void operator()(ibv_ah *a) const { ibv_destroy_ah(a); }
-};
-using Ah = std::unique_ptr<ibv_ah, AhDeleter>;
-
 // A registered buffer of n bytes, filled with b.
 struct Region {
 	Region(ibv_pd *pd, size_t n, uint8_t b) : mem(n ? n : 1, b)
