@@ -30,7 +30,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -234,10 +233,8 @@ class Ex : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		std::string name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_, &name));
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_) << std::strerror(errno);
 		ASSERT_TRUE(find_gid()) << "no IPv4 RoCE v2 GID on " << name;
@@ -949,23 +946,6 @@ TEST_F(ExSqd, AnIdleSendQueueIsDrainedAtOnce)
 	ASSERT_TRUE(to_sqd(b.get(), false));
 	EXPECT_TRUE(events_are(ctx_.get(), {}, kQuiet));
 	EXPECT_TRUE(draining(b.get(), 0));
-}
-
-// The count of one reason in /sys/kernel/debug/sroce/rx_drops, or -1.
-long rx_drops(const std::string &reason)
-{
-	std::ifstream f("/sys/kernel/debug/sroce/rx_drops");
-	std::string line;
-
-	while (std::getline(f, line)) {
-		std::istringstream in(line);
-		std::string k;
-		long n;
-
-		if (in >> k >> n && k == reason)
-			return n;
-	}
-	return -1;
 }
 
 // A message started before SQD completes (once its peer answers); a

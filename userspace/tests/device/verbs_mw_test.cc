@@ -151,10 +151,8 @@ class MwTest : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		std::string name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_, &name));
 		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
 		const unsigned need = IBV_DEVICE_MEM_WINDOW |
 				      IBV_DEVICE_MEM_WINDOW_TYPE_2B;

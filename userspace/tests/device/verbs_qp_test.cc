@@ -34,10 +34,7 @@ class QueuePair : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_));
 		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
 		ASSERT_EQ(ibv_query_port(ctx_.get(), 1, &port_), 0);
 		pd_.reset(ibv_alloc_pd(ctx_.get()));

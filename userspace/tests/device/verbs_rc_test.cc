@@ -527,10 +527,8 @@ protected:
 	// through; raises the netdev MTU if the path MTU needs it.
 	void SetUpDevice(GidKind kind, ibv_mtu mtu)
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		std::string name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_, &name));
 		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
 		ASSERT_EQ(ibv_query_port(ctx_.get(), 1, &port_), 0);
 		active_mtu_ = port_.active_mtu;

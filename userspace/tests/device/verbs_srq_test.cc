@@ -23,7 +23,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,19 +45,6 @@ using namespace std::chrono_literals;
 // something is broken.
 constexpr auto kWait = 30s;
 constexpr auto kQuiet = 300ms;
-
-// One value of /sys/kernel/debug/sroce/rx_drops, or -1 (not sroce).
-long rx_drops(const std::string &reason)
-{
-	std::ifstream f("/sys/kernel/debug/sroce/rx_drops");
-	std::string k;
-	long n;
-
-	while (f >> k >> n)
-		if (k == reason)
-			return n;
-	return -1;
-}
 
 // Byte i of the message called seed: position dependent.
 uint8_t pat(uint32_t seed, size_t i)
@@ -191,10 +177,7 @@ class Srqs : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_));
 		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_) << std::strerror(errno);

@@ -15,7 +15,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -84,29 +83,13 @@ std::string wc_str(const ibv_wc &wc)
 	return o.str();
 }
 
-// One value of /sys/kernel/debug/sroce/rx_drops, or -1 (not sroce).
-long rx_drops(const std::string &reason)
-{
-	std::ifstream f("/sys/kernel/debug/sroce/rx_drops");
-	std::string k;
-	long n;
-
-	while (f >> k >> n)
-		if (k == reason)
-			return n;
-	return -1;
-}
-
 // Base of the UD and UC cases: device, PD, the own IPv4-mapped GID, one
 // CQ per direction.
 class Datagram : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_));
 		ASSERT_EQ(ibv_query_port(ctx_.get(), 1, &port_), 0);
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_);
