@@ -33,22 +33,20 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "test_env.h"
 #include "verbs_raii.h"
+#include "verbs_util.h"
 
 namespace sroce::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// Generous: TCG guests on a loaded host are slow.
-constexpr auto kWait = 30s;
 constexpr int kRemoteAll = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			   IBV_ACCESS_REMOTE_ATOMIC;
 constexpr size_t kPage = 4096;
@@ -88,47 +86,6 @@ private:
 			return ::testing::AssertionFailure()
 			       << what << ": byte " << i << " is 0x" << std::hex
 			       << int(p[i]) << ", want 0x" << int(v);
-	return ::testing::AssertionSuccess();
-}
-
-std::string wc_str(const ibv_wc &wc)
-{
-	std::ostringstream o;
-	o << "{wr_id " << wc.wr_id << ", " << ibv_wc_status_str(wc.status)
-	  << ", opcode " << int(wc.opcode) << ", byte_len " << wc.byte_len
-	  << ", wc_flags 0x" << std::hex << wc.wc_flags << ", ex 0x"
-	  << wc.invalidated_rkey << std::dec << "}";
-	return o.str();
-}
-
-// The next completion of cq, within kWait; false if none came.
-bool next_wc(ibv_cq *cq, ibv_wc &wc)
-{
-	const auto deadline = Clock::now() + kWait;
-	for (;;) {
-		const int n = ibv_poll_cq(cq, 1, &wc);
-		if (n == 1)
-			return true;
-		if (n < 0 || Clock::now() > deadline)
-			return false;
-		std::this_thread::sleep_for(50us);
-	}
-}
-
-// The next completion of cq has wr_id, status and (on success) opcode.
-::testing::AssertionResult completes(ibv_cq *cq, uint64_t wr_id,
-				     ibv_wc_status st, ibv_wc_opcode op)
-{
-	ibv_wc wc{};
-	if (!next_wc(cq, wc))
-		return ::testing::AssertionFailure()
-		       << "no completion for wr_id " << wr_id << " ("
-		       << ibv_wc_status_str(st) << " expected)";
-	if (wc.wr_id != wr_id || wc.status != st ||
-	    (st == IBV_WC_SUCCESS && wc.opcode != op))
-		return ::testing::AssertionFailure()
-		       << wc_str(wc) << ", want wr_id " << wr_id << " "
-		       << ibv_wc_status_str(st) << " opcode " << int(op);
 	return ::testing::AssertionSuccess();
 }
 
@@ -559,8 +516,8 @@ int bind_and_exit(MwTest &t)
 			   IBV_ACCESS_REMOTE_READ))
 		return 5;
 	for (int i = 0; i < 2; i++) {
-		ibv_wc wc{};
-		if (!next_wc(cq.get(), wc) || wc.status != IBV_WC_SUCCESS)
+		const std::optional<ibv_wc> wc = next_wc(cq.get());
+		if (!wc || wc->status != IBV_WC_SUCCESS)
 			return 6;
 	}
 	// Deliberately skip every destructor: the kernel must clean up.
@@ -746,15 +703,15 @@ TEST_P(MwRefused, RemoteAccessError)
 			  0);
 		ASSERT_TRUE(completes(a_.scq.get(), 21, IBV_WC_SUCCESS,
 				      IBV_WC_SEND));
-		ibv_wc wc{};
-		ASSERT_TRUE(next_wc(b_.rcq.get(), wc));
-		EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
-		EXPECT_EQ(wc.opcode, IBV_WC_RECV) << wc_str(wc);
-		EXPECT_EQ(wc.byte_len, 16u);
-		EXPECT_EQ(wc.wc_flags & ~unsigned(IBV_WC_GRH),
+		const std::optional<ibv_wc> wc = next_wc(b_.rcq.get());
+		ASSERT_TRUE(wc);
+		EXPECT_EQ(wc->status, IBV_WC_SUCCESS) << wc_str(*wc);
+		EXPECT_EQ(wc->opcode, IBV_WC_RECV) << wc_str(*wc);
+		EXPECT_EQ(wc->byte_len, 16u);
+		EXPECT_EQ(wc->wc_flags & ~unsigned(IBV_WC_GRH),
 			  unsigned(IBV_WC_WITH_INV))
-			<< wc_str(wc);
-		EXPECT_EQ(wc.invalidated_rkey, rkey) << wc_str(wc);
+			<< wc_str(*wc);
+		EXPECT_EQ(wc->invalidated_rkey, rkey) << wc_str(*wc);
 		// the SEND's payload is where the receive said
 		std::memset(arena_.data() + 3 * kPage, kSentinel, 16);
 		break;
@@ -1105,10 +1062,10 @@ TEST_P(MwBadSendInv, IsAnInvalidRequest)
 		  0);
 	EXPECT_TRUE(completes(a_.scq.get(), 21, IBV_WC_REM_INV_REQ_ERR,
 			      IBV_WC_SEND));
-	ibv_wc wc{};
-	ASSERT_TRUE(next_wc(b_.rcq.get(), wc));
-	EXPECT_EQ(wc.wr_id, 20u);
-	EXPECT_NE(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
+	const std::optional<ibv_wc> wc = next_wc(b_.rcq.get());
+	ASSERT_TRUE(wc);
+	EXPECT_EQ(wc->wr_id, 20u);
+	EXPECT_NE(wc->status, IBV_WC_SUCCESS) << wc_str(*wc);
 }
 
 INSTANTIATE_TEST_SUITE_P(Keys, MwBadSendInv,
@@ -1252,15 +1209,15 @@ TEST_F(MwsEx, SendWithInvalidateRevokesTheWindow)
 	ibv_wr_set_sge(ax_, lmr_->lkey, local_.addr(), 16);
 	ASSERT_EQ(ibv_wr_complete(ax_), 0);
 	ASSERT_TRUE(completes(a_.scq.get(), 21, IBV_WC_SUCCESS, IBV_WC_SEND));
-	ibv_wc wc{};
-	ASSERT_TRUE(next_wc(b_.rcq.get(), wc));
-	EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
-	EXPECT_EQ(wc.wr_id, 20u) << wc_str(wc);
-	EXPECT_EQ(wc.byte_len, 16u) << wc_str(wc);
-	EXPECT_EQ(wc.wc_flags & ~unsigned(IBV_WC_GRH),
+	const std::optional<ibv_wc> wc = next_wc(b_.rcq.get());
+	ASSERT_TRUE(wc);
+	EXPECT_EQ(wc->status, IBV_WC_SUCCESS) << wc_str(*wc);
+	EXPECT_EQ(wc->wr_id, 20u) << wc_str(*wc);
+	EXPECT_EQ(wc->byte_len, 16u) << wc_str(*wc);
+	EXPECT_EQ(wc->wc_flags & ~unsigned(IBV_WC_GRH),
 		  unsigned(IBV_WC_WITH_INV))
-		<< wc_str(wc);
-	EXPECT_EQ(wc.invalidated_rkey, key) << wc_str(wc);
+		<< wc_str(*wc);
+	EXPECT_EQ(wc->invalidated_rkey, key) << wc_str(*wc);
 	EXPECT_TRUE(all_are(arena_.data() + 3 * kPage, 16, 0xa1,
 			    "the SEND's payload"));
 	std::memset(arena_.data() + 3 * kPage, kSentinel, 16);

@@ -52,20 +52,20 @@
 
 #include "test_env.h"
 #include "verbs_raii.h"
+#include "verbs_util.h"
 
 namespace sroce::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// Every wait is bounded.  QEMU TCG guests on a loaded host are slow, so the
-// limits are generous; they only matter when something is broken.
-constexpr auto kWait = 30s;
 // How long "nothing more arrives" is watched for.
 constexpr auto kQuiet = 200ms;
 // How long a flush may take once the QP is in the error state.
 constexpr auto kFlushWait = 5s;
+// These cases poll with shorter naps than kNap; kept, so that their timing
+// does not change.
+constexpr auto kRcNap = 20us;
 
 // Message sizes: empty, one byte, one short packet, both sides of the
 // 1024 and 4096 packet boundaries, many packets, and 1 MiB.
@@ -172,17 +172,6 @@ struct Region {
 // ---------------------------------------------------------------------
 // Work completions.
 
-std::string wc_str(const ibv_wc &wc)
-{
-	std::ostringstream o;
-	o << "{wr_id " << wc.wr_id << ", " << ibv_wc_status_str(wc.status)
-	  << " (" << int(wc.status) << "), opcode " << int(wc.opcode)
-	  << ", byte_len " << wc.byte_len << ", wc_flags 0x" << std::hex
-	  << wc.wc_flags << ", imm_data 0x" << be32toh(wc.imm_data)
-	  << std::dec << ", qp_num " << wc.qp_num << "}";
-	return o.str();
-}
-
 // What a completion must say.  byte_len and imm_data are checked when set;
 // for an error status only wr_id, status and qp_num are defined.
 struct Want {
@@ -236,36 +225,11 @@ Want err(uint64_t wr_id, ibv_wc_status st, const ibv_qp *qp)
 					     << why.str();
 }
 
-// Polls until n completions arrived or limit passed; never takes more than
-// n, so that extra completions stay in the CQ for quiet() to find.
-std::vector<ibv_wc> poll_n(ibv_cq *cq, size_t n, Clock::duration limit = kWait)
-{
-	std::vector<ibv_wc> out;
-	const auto deadline = Clock::now() + limit;
-
-	while (out.size() < n) {
-		ibv_wc wc[16];
-		const int k = ibv_poll_cq(
-			cq, int(std::min<size_t>(16, n - out.size())), wc);
-		if (k < 0) {
-			ADD_FAILURE() << "ibv_poll_cq returned " << k;
-			break;
-		}
-		out.insert(out.end(), wc, wc + k);
-		if (k == 0) {
-			if (Clock::now() > deadline)
-				break;
-			std::this_thread::sleep_for(20us);
-		}
-	}
-	return out;
-}
-
 // The next completions of cq are exactly want, in this order.
 ::testing::AssertionResult completes(ibv_cq *cq, const std::vector<Want> &want,
 				     Clock::duration limit = kWait)
 {
-	const std::vector<ibv_wc> got = poll_n(cq, want.size(), limit);
+	const std::vector<ibv_wc> got = poll_n(cq, want.size(), limit, kRcNap);
 	for (size_t i = 0; i < got.size(); i++) {
 		::testing::AssertionResult r = matches(got[i], want[i]);
 		if (!r)
@@ -288,7 +252,7 @@ std::vector<ibv_wc> poll_n(ibv_cq *cq, size_t n, Clock::duration limit = kWait)
 // No completion arrives on cq for a while.
 ::testing::AssertionResult quiet(ibv_cq *cq, Clock::duration d = kQuiet)
 {
-	const std::vector<ibv_wc> got = poll_n(cq, 1, d);
+	const std::vector<ibv_wc> got = poll_n(cq, 1, d, kRcNap);
 	if (got.empty())
 		return ::testing::AssertionSuccess();
 	return ::testing::AssertionFailure() << "unexpected completion "

@@ -27,23 +27,20 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "test_env.h"
 #include "verbs_raii.h"
+#include "verbs_util.h"
 
 namespace sroce::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// Generous bounds for TCG guests on a loaded host; they only matter when
-// something is broken.
-constexpr auto kWait = 30s;
+// How long "nothing more arrives" is watched for.
 constexpr auto kQuiet = 300ms;
 
 // Byte i of the message called seed: position dependent.
@@ -83,39 +80,6 @@ private:
 	std::unique_ptr<uint8_t[], Free> buf_;
 	Mr mr_;
 };
-
-std::string wc_str(const ibv_wc &wc)
-{
-	std::ostringstream o;
-	o << "{wr_id " << wc.wr_id << ", " << ibv_wc_status_str(wc.status)
-	  << ", opcode " << int(wc.opcode) << ", byte_len " << wc.byte_len
-	  << ", qp_num " << wc.qp_num << "}";
-	return o.str();
-}
-
-// Up to n completions of cq within limit.
-std::vector<ibv_wc> poll_n(ibv_cq *cq, size_t n, Clock::duration limit = kWait)
-{
-	std::vector<ibv_wc> out;
-	const auto deadline = Clock::now() + limit;
-
-	while (out.size() < n) {
-		ibv_wc wc[16];
-		const int k = ibv_poll_cq(
-			cq, int(std::min<size_t>(16, n - out.size())), wc);
-		if (k < 0) {
-			ADD_FAILURE() << "ibv_poll_cq returned " << k;
-			break;
-		}
-		out.insert(out.end(), wc, wc + k);
-		if (k == 0) {
-			if (Clock::now() > deadline)
-				break;
-			std::this_thread::sleep_for(50us);
-		}
-	}
-	return out;
-}
 
 ::testing::AssertionResult quiet(ibv_cq *cq, Clock::duration d = kQuiet)
 {

@@ -17,21 +17,18 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "test_env.h"
 #include "verbs_raii.h"
+#include "verbs_util.h"
 
 namespace sroce::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-constexpr auto kWait = 30s;
 constexpr auto kQuiet = 300ms;
 constexpr uint32_t kQkey = 0x11223344;
 constexpr uint32_t kGrh = 40;
@@ -52,36 +49,6 @@ struct Region {
 	std::vector<uint8_t> mem;
 	Mr mr;
 };
-
-// The next completion of cq, if one comes within limit.
-std::optional<ibv_wc> next_wc(ibv_cq *cq, Clock::duration limit = kWait)
-{
-	const auto deadline = Clock::now() + limit;
-	ibv_wc wc{};
-
-	for (;;) {
-		const int n = ibv_poll_cq(cq, 1, &wc);
-		if (n < 0) {
-			ADD_FAILURE() << "ibv_poll_cq returned " << n;
-			return std::nullopt;
-		}
-		if (n == 1)
-			return wc;
-		if (Clock::now() > deadline)
-			return std::nullopt;
-		std::this_thread::sleep_for(50us);
-	}
-}
-
-std::string wc_str(const ibv_wc &wc)
-{
-	std::ostringstream o;
-	o << "{wr_id " << wc.wr_id << ", " << ibv_wc_status_str(wc.status)
-	  << ", opcode " << int(wc.opcode) << ", byte_len " << wc.byte_len
-	  << ", wc_flags 0x" << std::hex << wc.wc_flags << std::dec
-	  << ", src_qp " << wc.src_qp << ", qp_num " << wc.qp_num << "}";
-	return o.str();
-}
 
 // Base of the UD and UC cases: device, PD, the own IPv4-mapped GID, one
 // CQ per direction.

@@ -1,0 +1,111 @@
+// Helpers the device tests share, so that each file states only what its
+// cases are about: bounded waits for completions and their descriptions in
+// failure messages.
+#ifndef SROCE_TESTS_VERBS_UTIL_H
+#define SROCE_TESTS_VERBS_UTIL_H
+
+#include <gtest/gtest.h>
+
+#include <endian.h>
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "verbs_raii.h"
+
+namespace sroce::test {
+
+using Clock = std::chrono::steady_clock;
+
+// Every wait is bounded.  QEMU TCG guests on a loaded host are slow, so the
+// limit is generous; it only matters when something is broken.
+inline constexpr std::chrono::seconds kWait{30};
+// How long a poller sleeps after finding its CQ empty rather than spin: a
+// software device needs the guest's CPUs to make the completions.
+inline constexpr std::chrono::microseconds kNap{50};
+
+// A completion, for failure messages.  imm_data and invalidated_rkey share
+// their bits; wc_flags tells which of the two the device meant.
+inline std::string wc_str(const ibv_wc &wc)
+{
+	std::ostringstream o;
+
+	o << "{wr_id " << wc.wr_id << ", " << ibv_wc_status_str(wc.status)
+	  << " (" << int(wc.status) << "), opcode " << int(wc.opcode)
+	  << ", byte_len " << wc.byte_len << ", wc_flags 0x" << std::hex
+	  << wc.wc_flags;
+	if (wc.wc_flags & IBV_WC_WITH_INV)
+		o << ", invalidated_rkey 0x" << wc.invalidated_rkey;
+	else
+		o << ", imm_data 0x" << be32toh(wc.imm_data);
+	o << std::dec << ", qp_num " << wc.qp_num << ", src_qp " << wc.src_qp
+	  << "}";
+	return o.str();
+}
+
+// Polls until n completions arrived or limit passed; never takes more than
+// n, so that extra completions stay in the CQ for a later check to find.
+inline std::vector<ibv_wc> poll_n(ibv_cq *cq, size_t n,
+				  Clock::duration limit = kWait,
+				  Clock::duration nap = kNap)
+{
+	std::vector<ibv_wc> out;
+	const auto deadline = Clock::now() + limit;
+
+	while (out.size() < n) {
+		ibv_wc wc[16];
+		const int k = ibv_poll_cq(
+			cq, int(std::min<size_t>(16, n - out.size())), wc);
+		if (k < 0) {
+			ADD_FAILURE() << "ibv_poll_cq returned " << k;
+			break;
+		}
+		out.insert(out.end(), wc, wc + k);
+		if (k == 0) {
+			if (Clock::now() > deadline)
+				break;
+			std::this_thread::sleep_for(nap);
+		}
+	}
+	return out;
+}
+
+// The next completion of cq, if one comes within limit.
+inline std::optional<ibv_wc> next_wc(ibv_cq *cq, Clock::duration limit = kWait)
+{
+	const std::vector<ibv_wc> got = poll_n(cq, 1, limit);
+
+	if (got.empty())
+		return std::nullopt;
+	return got[0];
+}
+
+// The next completion of cq has wr_id, status st and, if st is success,
+// opcode op (the opcode of an error completion is undefined).
+inline ::testing::AssertionResult completes(ibv_cq *cq, uint64_t wr_id,
+					    ibv_wc_status st, ibv_wc_opcode op)
+{
+	const std::optional<ibv_wc> wc = next_wc(cq);
+
+	if (!wc)
+		return ::testing::AssertionFailure()
+		       << "no completion for wr_id " << wr_id << " ("
+		       << ibv_wc_status_str(st) << " expected)";
+	if (wc->wr_id != wr_id || wc->status != st ||
+	    (st == IBV_WC_SUCCESS && wc->opcode != op))
+		return ::testing::AssertionFailure()
+		       << wc_str(*wc) << ", want wr_id " << wr_id << " "
+		       << ibv_wc_status_str(st) << " opcode " << int(op);
+	return ::testing::AssertionSuccess();
+}
+
+} // namespace sroce::test
+
+#endif
