@@ -38,15 +38,13 @@
 
 #include "test_env.h"
 #include "verbs_raii.h"
+#include "verbs_util.h"
 
 namespace sroce::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// Generous: QEMU TCG guests on a loaded host are slow.
-constexpr auto kWait = 30s;
 constexpr auto kQuiet = 300ms;
 constexpr int kRemoteAll = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			   IBV_ACCESS_REMOTE_ATOMIC;
@@ -123,7 +121,7 @@ std::string str(const Wc &w)
 }
 
 // Up to n completions of cq through ibv_poll_cq, within limit.
-std::vector<Wc> poll_n(ibv_cq *cq, size_t n, Clock::duration limit = kWait)
+std::vector<Wc> poll_wcs(ibv_cq *cq, size_t n, Clock::duration limit = kWait)
 {
 	std::vector<Wc> out;
 	const auto deadline = Clock::now() + limit;
@@ -237,29 +235,10 @@ protected:
 		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_, &name));
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_) << std::strerror(errno);
-		ASSERT_TRUE(find_gid()) << "no IPv4 RoCE v2 GID on " << name;
+		gid_index_ = ipv4_gid(ctx_.get(), gid_);
+		ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID on " << name;
 		// Events left over from earlier tests are not ours.
 		events(ctx_.get(), 0ms);
-	}
-
-	bool find_gid()
-	{
-		ibv_port_attr port{};
-		if (ibv_query_port(ctx_.get(), 1, &port))
-			return false;
-		static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0,
-						  0, 0, 0, 0, 0xff, 0xff};
-		for (int i = 0; i < port.gid_tbl_len; i++) {
-			ibv_gid_entry e{};
-			if (ibv_query_gid_ex(ctx_.get(), 1, uint32_t(i), &e, 0) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
-			    std::memcmp(e.gid.raw, v4map, 12))
-				continue;
-			gid_ = e.gid;
-			gid_index_ = i;
-			return true;
-		}
-		return false;
 	}
 
 	Cq cq(int cqe = 64)
@@ -471,7 +450,7 @@ TEST_F(ExQp, EveryOperationMovesItsDataAndCompletes)
 	ibv_wr_set_sge(x, src.mr->lkey, src.addr(3008), 8);
 	ASSERT_EQ(ibv_wr_complete(x), 0);
 
-	const std::vector<Wc> s = poll_n(scq.get(), 7);
+	const std::vector<Wc> s = poll_wcs(scq.get(), 7);
 	ASSERT_EQ(s.size(), 7u);
 	const ibv_wc_opcode sops[] = {IBV_WC_SEND,	 IBV_WC_SEND,
 				      IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE,
@@ -482,7 +461,7 @@ TEST_F(ExQp, EveryOperationMovesItsDataAndCompletes)
 	EXPECT_EQ(s[4].byte_len, 64u);
 	EXPECT_EQ(s[5].byte_len, 8u);
 
-	const std::vector<Wc> r = poll_n(rcq.get(), 3);
+	const std::vector<Wc> r = poll_wcs(rcq.get(), 3);
 	ASSERT_EQ(r.size(), 3u);
 	EXPECT_TRUE(is_ok(r[0], 50, IBV_WC_RECV, b.get()));
 	EXPECT_EQ(r[0].byte_len, 100u);
@@ -556,7 +535,7 @@ TEST_F(ExQp, AbortAndFailedCompletePostNothing)
 	ibv_wr_set_inline_data(x, big.data(), big.size());
 	EXPECT_EQ(ibv_wr_complete(x), EINVAL);
 
-	EXPECT_TRUE(poll_n(scq.get(), 1, kQuiet).empty());
+	EXPECT_TRUE(poll_wcs(scq.get(), 1, kQuiet).empty());
 	EXPECT_EQ(dst.buf, dst0);
 
 	// The slots are free again: the next batch is the next work.
@@ -566,10 +545,10 @@ TEST_F(ExQp, AbortAndFailedCompletePostNothing)
 	ibv_wr_rdma_write(x, dst.mr->rkey, dst.addr(128));
 	ibv_wr_set_sge(x, src.mr->lkey, src.addr(), 8);
 	ASSERT_EQ(ibv_wr_complete(x), 0);
-	const std::vector<Wc> s = poll_n(scq.get(), 1);
+	const std::vector<Wc> s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_TRUE(is_ok(s[0], 15, IBV_WC_RDMA_WRITE, a.get()));
-	EXPECT_TRUE(poll_n(scq.get(), 1, kQuiet).empty());
+	EXPECT_TRUE(poll_wcs(scq.get(), 1, kQuiet).empty());
 	EXPECT_EQ(0, std::memcmp(dst.buf.data(), dst0.data(), 128));
 	EXPECT_EQ(0, std::memcmp(dst.buf.data() + 128, src.buf.data(), 8));
 }
@@ -673,7 +652,7 @@ TEST_F(ExCq, ExtendedPollingReadsWhatPollCqReads)
 	while (got.size() < kN / 2 && ibv_next_poll(rcq.get()) == 0)
 		got.push_back(from_cq_ex(rcq.get()));
 	ibv_end_poll(rcq.get());
-	const std::vector<Wc> rest = poll_n(rcq_base, kN - got.size());
+	const std::vector<Wc> rest = poll_wcs(rcq_base, kN - got.size());
 	got.insert(got.end(), rest.begin(), rest.end());
 	ASSERT_EQ(got.size(), size_t(kN));
 	for (int i = 0; i < kN; i++) {
@@ -684,8 +663,8 @@ TEST_F(ExCq, ExtendedPollingReadsWhatPollCqReads)
 	}
 	// Consumed exactly once.
 	EXPECT_EQ(ibv_start_poll(rcq.get(), &pa), ENOENT);
-	EXPECT_TRUE(poll_n(rcq_base, 1, kQuiet).empty());
-	EXPECT_TRUE(poll_n(scq.get(), 1, kQuiet).empty());	// unsignaled
+	EXPECT_TRUE(poll_wcs(rcq_base, 1, kQuiet).empty());
+	EXPECT_TRUE(poll_wcs(scq.get(), 1, kQuiet).empty());	// unsignaled
 }
 
 // ---------------------------------------------------------------------
@@ -713,7 +692,7 @@ TEST_F(ExAsync, RkeyViolationRaisesAccessErrOnTheResponderOnly)
 	wr.wr.rdma.remote_addr = dst.addr();
 	wr.wr.rdma.rkey = dst.mr->rkey ^ 0x5a5a0000;
 	ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
-	const std::vector<Wc> s = poll_n(scq.get(), 1);
+	const std::vector<Wc> s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_EQ(s[0].status, IBV_WC_REM_ACCESS_ERR) << str(s[0]);
 
@@ -744,7 +723,7 @@ TEST_F(ExAsync, RequestTheQpDoesNotAllowRaisesReqErr)
 	wr.wr.rdma.remote_addr = dst.addr();
 	wr.wr.rdma.rkey = dst.mr->rkey;
 	ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
-	const std::vector<Wc> s = poll_n(scq.get(), 1);
+	const std::vector<Wc> s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_EQ(s[0].status, IBV_WC_REM_INV_REQ_ERR) << str(s[0]);
 
@@ -781,11 +760,11 @@ TEST_F(ExAsync, CommEstOnceWhenAQpInRtrReceives)
 		wr.opcode = IBV_WR_SEND;
 		wr.send_flags = IBV_SEND_SIGNALED;
 		ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
-		const std::vector<Wc> s = poll_n(scq.get(), 1);
+		const std::vector<Wc> s = poll_wcs(scq.get(), 1);
 		ASSERT_EQ(s.size(), 1u);
 		EXPECT_TRUE(is_ok(s[0], i, IBV_WC_SEND, a.get()));
 	}
-	EXPECT_EQ(poll_n(rcq.get(), 2).size(), 2u);
+	EXPECT_EQ(poll_wcs(rcq.get(), 2).size(), 2u);
 	EXPECT_TRUE(events_are(ctx_.get(),
 			       {{IBV_EVENT_COMM_EST, b.get(), 0}}));
 
@@ -799,7 +778,7 @@ TEST_F(ExAsync, CommEstOnceWhenAQpInRtrReceives)
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
 	ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
-	EXPECT_EQ(poll_n(rcq.get(), 1).size(), 1u);
+	EXPECT_EQ(poll_wcs(rcq.get(), 1).size(), 1u);
 	EXPECT_TRUE(events_are(ctx_.get(), {}, kQuiet));
 }
 
@@ -997,7 +976,7 @@ TEST_F(ExSqd, StartedMessagesFinishAndNewOnesWaitForRts)
 			  0);
 	ASSERT_TRUE(to_rtr(b.get(), a->qp_num));
 	ASSERT_TRUE(to_rts(b.get()));
-	std::vector<Wc> s = poll_n(scq.get(), 1);
+	std::vector<Wc> s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_TRUE(is_ok(s[0], 1, IBV_WC_SEND, a.get()));
 	// b may have been in RTR still when the SEND came (COMM_EST).
@@ -1010,16 +989,16 @@ TEST_F(ExSqd, StartedMessagesFinishAndNewOnesWaitForRts)
 	EXPECT_EQ(ev[0].element, a.get());
 	EXPECT_TRUE(draining(a.get(), 0));
 	// WR 2 waits in the SQ.
-	EXPECT_TRUE(poll_n(scq.get(), 1, kQuiet).empty());
-	EXPECT_EQ(poll_n(rcq.get(), 2, kQuiet).size(), 1u);
+	EXPECT_TRUE(poll_wcs(scq.get(), 1, kQuiet).empty());
+	EXPECT_EQ(poll_wcs(rcq.get(), 2, kQuiet).size(), 1u);
 
 	ibv_qp_attr rts{};
 	rts.qp_state = IBV_QPS_RTS;
 	ASSERT_TRUE(modify(a.get(), rts, IBV_QP_STATE, "SQD->RTS"));
-	s = poll_n(scq.get(), 1);
+	s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_TRUE(is_ok(s[0], 2, IBV_WC_SEND, a.get()));
-	EXPECT_EQ(poll_n(rcq.get(), 1).size(), 1u);
+	EXPECT_EQ(poll_wcs(rcq.get(), 1).size(), 1u);
 }
 
 // ---------------------------------------------------------------------
@@ -1175,7 +1154,7 @@ TEST_F(ExQuery, ReportsTheErrorStateTheDeviceChose)
 	wr.wr.rdma.remote_addr = 0x1000;
 	wr.wr.rdma.rkey = 0x42;
 	ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
-	ASSERT_EQ(poll_n(scq.get(), 1).size(), 1u);
+	ASSERT_EQ(poll_wcs(scq.get(), 1).size(), 1u);
 	events(ctx_.get(), kQuiet);
 
 	for (ibv_qp *q : {a.get(), b.get()}) {

@@ -21,7 +21,6 @@
 // - ibv_dereg_mr() fails while windows are bound to the MR.
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
 #include <endian.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -117,36 +116,10 @@ protected:
 			GTEST_SKIP() << name << " has no type 1 and 2B windows";
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_) << std::strerror(errno);
-		ASSERT_TRUE(find_gid()) << "no IPv4 RoCE v2 GID on " << name;
+		gid_index_ = ipv4_gid(ctx_.get(), gid_,
+				      std::getenv("SROCE_IP4"));
+		ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID on " << name;
 		ASSERT_TRUE(pair(a_, b_));
-	}
-
-	// The first IPv4-mapped RoCE v2 GID (or SROCE_IP4's).
-	bool find_gid()
-	{
-		ibv_port_attr port{};
-		if (ibv_query_port(ctx_.get(), 1, &port))
-			return false;
-		const char *want = std::getenv("SROCE_IP4");
-		ibv_gid w{};
-		const bool have_want = want && *want &&
-				       inet_pton(AF_INET, want, w.raw + 12) == 1;
-		w.raw[10] = w.raw[11] = 0xff;
-		static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0,
-						  0, 0, 0, 0, 0xff, 0xff};
-		for (int i = 0; i < port.gid_tbl_len; i++) {
-			ibv_gid_entry e{};
-			if (ibv_query_gid_ex(ctx_.get(), 1, uint32_t(i), &e, 0) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
-			    std::memcmp(e.gid.raw, v4map, 12))
-				continue;
-			if (have_want && std::memcmp(e.gid.raw, w.raw, 16))
-				continue;
-			gid_ = e.gid;
-			gid_index_ = i;
-			return true;
-		}
-		return false;
 	}
 
 	::testing::AssertionResult make_end(End &e)

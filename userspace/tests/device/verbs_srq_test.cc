@@ -173,25 +173,6 @@ protected:
 		return 0;
 	}
 
-	int gid_index()
-	{
-		static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0,
-						  0, 0, 0, 0, 0xff, 0xff};
-		ibv_port_attr p{};
-		if (ibv_query_port(ctx_.get(), 1, &p))
-			return -1;
-		for (int i = 0; i < p.gid_tbl_len; i++) {
-			ibv_gid_entry e{};
-			if (ibv_query_gid_ex(ctx_.get(), 1, uint32_t(i), &e, 0) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
-			    std::memcmp(e.gid.raw, v4map, 12))
-				continue;
-			gid_ = e.gid;
-			return i;
-		}
-		return -1;
-	}
-
 	// An RC QP; receiving ones use the SRQ and the shared receive CQ.
 	Qp make_qp(ibv_cq *scq, bool on_srq, ibv_qp_cap *cap = nullptr)
 	{
@@ -267,7 +248,7 @@ protected:
 	// n receiving QPs on the SRQ, each connected to a sender of its own.
 	void make_pairs(size_t n)
 	{
-		gid_index_ = gid_index();
+		gid_index_ = ipv4_gid(ctx_.get(), gid_);
 		ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
 		for (size_t i = 0; i < n; i++) {
 			Sender s;
@@ -781,7 +762,7 @@ TEST_F(Srqs, UdQpsReceiveDatagramsThroughTheSrq)
 	ibv_srq_attr g{};
 	ASSERT_EQ(make_srq(4, 1, &g), 0);
 	ASSERT_EQ(g.max_wr, 4u) << "the test assumes an exact capacity";
-	gid_index_ = gid_index();
+	gid_index_ = ipv4_gid(ctx_.get(), gid_);
 	ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
 
 	auto ud_qp = [&](ibv_cq *cq, bool on_srq) {

@@ -60,33 +60,12 @@ protected:
 		ASSERT_EQ(ibv_query_port(ctx_.get(), 1, &port_), 0);
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_);
-		ASSERT_NO_FATAL_FAILURE(find_gid());
+		gid_index_ = ipv4_gid(ctx_.get(), gid_,
+				      std::getenv("SROCE_IP4"));
+		ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID on the device";
 		scq_.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
 		rcq_.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
 		ASSERT_TRUE(scq_ && rcq_);
-	}
-
-	void find_gid()
-	{
-		static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0,
-						  0, 0, 0, 0, 0xff, 0xff};
-		const char *want = std::getenv("SROCE_IP4");
-		in_addr a{};
-		const bool have = want && inet_pton(AF_INET, want, &a) == 1;
-
-		for (int i = 0; i < port_.gid_tbl_len; i++) {
-			ibv_gid_entry e{};
-			if (ibv_query_gid_ex(ctx_.get(), 1, uint32_t(i), &e, 0) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
-			    std::memcmp(e.gid.raw, v4map, 12))
-				continue;
-			if (have && std::memcmp(e.gid.raw + 12, &a, 4))
-				continue;
-			gid_ = e.gid;
-			gid_index_ = i;
-			return;
-		}
-		FAIL() << "no IPv4 RoCE v2 GID on the device";
 	}
 
 	Qp make_qp(ibv_qp_type type, uint32_t max_recv = 16)

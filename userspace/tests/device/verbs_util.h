@@ -1,17 +1,19 @@
 // Helpers the device tests share, so that each file states only what its
 // cases are about: bounded waits for completions and their descriptions in
-// failure messages.
+// failure messages, and the device's own IPv4 RoCE v2 GID.
 #ifndef SROCE_TESTS_VERBS_UTIL_H
 #define SROCE_TESTS_VERBS_UTIL_H
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <endian.h>
 #include <infiniband/verbs.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -104,6 +106,34 @@ inline ::testing::AssertionResult completes(ibv_cq *cq, uint64_t wr_id,
 		       << wc_str(*wc) << ", want wr_id " << wr_id << " "
 		       << ibv_wc_status_str(st) << " opcode " << int(op);
 	return ::testing::AssertionSuccess();
+}
+
+// The index of the device's first IPv4-mapped RoCE v2 GID, or -1; the GID
+// goes to gid.  The tests connect QPs of this one device to each other
+// through it.  With ip4 (SROCE_IP4, where the test bed sets it) only the GID
+// of that address will do: the netdev may have more than one.
+inline int ipv4_gid(ibv_context *ctx, ibv_gid &gid, const char *ip4 = nullptr)
+{
+	static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0,
+					  0, 0, 0, 0, 0xff, 0xff};
+	in_addr want{};
+	const bool have_want = ip4 && inet_pton(AF_INET, ip4, &want) == 1;
+	ibv_port_attr port{};
+
+	if (ibv_query_port(ctx, 1, &port))
+		return -1;
+	for (int i = 0; i < port.gid_tbl_len; i++) {
+		ibv_gid_entry e{};
+		if (ibv_query_gid_ex(ctx, 1, uint32_t(i), &e, 0) ||
+		    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
+		    std::memcmp(e.gid.raw, v4map, 12))
+			continue;
+		if (have_want && std::memcmp(e.gid.raw + 12, &want, 4))
+			continue;
+		gid = e.gid;
+		return i;
+	}
+	return -1;
 }
 
 } // namespace sroce::test
