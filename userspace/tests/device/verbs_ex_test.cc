@@ -46,9 +46,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr auto kQuiet = 300ms;
-constexpr int kRemoteAll = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC;
-constexpr int kMrAll = IBV_ACCESS_LOCAL_WRITE | kRemoteAll;
 constexpr uint64_t kRcOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
@@ -267,77 +264,17 @@ protected:
 		return Qp(ibv_create_qp_ex(ctx_.get(), &a));
 	}
 
-	static ::testing::AssertionResult modify(ibv_qp *q, ibv_qp_attr &a,
-						 int mask, const char *what)
-	{
-		const int r = ibv_modify_qp(q, &a, mask);
-		if (r)
-			return ::testing::AssertionFailure()
-			       << what << ": " << std::strerror(r);
-		return ::testing::AssertionSuccess();
-	}
-
-	static ::testing::AssertionResult to_init(ibv_qp *q, int access)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		a.qp_access_flags = unsigned(access);
-		return modify(q, a,
-			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				      IBV_QP_ACCESS_FLAGS,
-			      "RESET->INIT");
-	}
-
-	::testing::AssertionResult to_rtr(ibv_qp *q, uint32_t dest)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = dest;
-		a.rq_psn = 0x100;
-		a.max_dest_rd_atomic = 4;
-		a.min_rnr_timer = 12;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = gid_;
-		a.ah_attr.grh.sgid_index = uint8_t(gid_index_);
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		return modify(q, a,
-			      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				      IBV_QP_MAX_DEST_RD_ATOMIC |
-				      IBV_QP_MIN_RNR_TIMER,
-			      "INIT->RTR");
-	}
-
-	static ::testing::AssertionResult to_rts(ibv_qp *q, uint8_t rnr_retry = 7)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 18;
-		a.retry_cnt = 7;
-		a.rnr_retry = rnr_retry;
-		a.sq_psn = 0x100;
-		a.max_rd_atomic = 4;
-		return modify(q, a,
-			      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				      IBV_QP_MAX_QP_RD_ATOMIC,
-			      "RTR->RTS");
-	}
-
 	// a and b to RTS, each sending to the other.
 	::testing::AssertionResult connect(ibv_qp *a, ibv_qp *b,
 					   int access_b = kRemoteAll)
 	{
-		::testing::AssertionResult r = to_init(a, kRemoteAll);
+		::testing::AssertionResult r = to_init(a);
 		if (r)
-			r = to_init(b, access_b);
+			r = to_init(b, {.access = access_b});
 		if (r)
-			r = to_rtr(a, b->qp_num);
+			r = to_rtr(a, b->qp_num, gid_, gid_index_);
 		if (r)
-			r = to_rtr(b, a->qp_num);
+			r = to_rtr(b, a->qp_num, gid_, gid_index_);
 		if (r)
 			r = to_rts(a);
 		if (r)
@@ -739,10 +676,10 @@ TEST_F(ExAsync, CommEstOnceWhenAQpInRtrReceives)
 	Qp a = qp(scq.get(), rcq.get()), b = qp(scq.get(), rcq.get());
 	ASSERT_TRUE(a && b);
 	// a in RTS, b only in RTR: b receives but does not send.
-	ASSERT_TRUE(to_init(a.get(), kRemoteAll));
-	ASSERT_TRUE(to_init(b.get(), kRemoteAll));
-	ASSERT_TRUE(to_rtr(a.get(), b->qp_num));
-	ASSERT_TRUE(to_rtr(b.get(), a->qp_num));
+	ASSERT_TRUE(to_init(a.get()));
+	ASSERT_TRUE(to_init(b.get()));
+	ASSERT_TRUE(to_rtr(a.get(), b->qp_num, gid_, gid_index_));
+	ASSERT_TRUE(to_rtr(b.get(), a->qp_num, gid_, gid_index_));
 	ASSERT_TRUE(to_rts(a.get()));
 	EXPECT_TRUE(events_are(ctx_.get(), {}, kQuiet));
 
@@ -951,9 +888,9 @@ TEST_F(ExSqd, StartedMessagesFinishAndNewOnesWaitForRts)
 	// a in RTS, b still in INIT: b drops a's packets (counted as
 	// qp_state drops), so a's SEND is started and stays unacknowledged
 	// (the transport timer resends it) for as long as b stays in INIT.
-	ASSERT_TRUE(to_init(a.get(), kRemoteAll));
-	ASSERT_TRUE(to_init(b.get(), kRemoteAll));
-	ASSERT_TRUE(to_rtr(a.get(), b->qp_num));
+	ASSERT_TRUE(to_init(a.get()));
+	ASSERT_TRUE(to_init(b.get()));
+	ASSERT_TRUE(to_rtr(a.get(), b->qp_num, gid_, gid_index_));
 	ASSERT_TRUE(to_rts(a.get()));
 	const long before = rx_drops("qp_state");
 	ASSERT_GE(before, 0) << "cannot read the rx_drops counters";
@@ -974,7 +911,7 @@ TEST_F(ExSqd, StartedMessagesFinishAndNewOnesWaitForRts)
 		ASSERT_EQ(post_recv(b.get(), 10 + i,
 				    {dst.addr(64 * i), 64, dst.mr->lkey}),
 			  0);
-	ASSERT_TRUE(to_rtr(b.get(), a->qp_num));
+	ASSERT_TRUE(to_rtr(b.get(), a->qp_num, gid_, gid_index_));
 	ASSERT_TRUE(to_rts(b.get()));
 	std::vector<Wc> s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);

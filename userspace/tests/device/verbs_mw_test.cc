@@ -46,8 +46,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr int kRemoteAll = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC;
 constexpr size_t kPage = 4096;
 constexpr uint8_t kSentinel = 0x5e;
 
@@ -150,73 +148,15 @@ protected:
 		return ::testing::AssertionSuccess();
 	}
 
-	::testing::AssertionResult modify(ibv_qp *qp, ibv_qp_attr &a, int mask,
-					  const char *what)
-	{
-		const int r = ibv_modify_qp(qp, &a, mask);
-		if (r)
-			return ::testing::AssertionFailure()
-			       << what << ": " << std::strerror(r);
-		return ::testing::AssertionSuccess();
-	}
-
-	// qp to RTS towards dest_qpn at our own GID.
-	::testing::AssertionResult connect(ibv_qp *qp, uint32_t dest_qpn)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		a.qp_access_flags = kRemoteAll;
-		::testing::AssertionResult r = modify(
-			qp, a,
-			IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				IBV_QP_ACCESS_FLAGS,
-			"RESET->INIT");
-		if (!r)
-			return r;
-		a = {};
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = dest_qpn;
-		a.rq_psn = 0x100;
-		a.max_dest_rd_atomic = 4;
-		a.min_rnr_timer = 12;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = gid_;
-		a.ah_attr.grh.sgid_index = uint8_t(gid_index_);
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		r = modify(qp, a,
-			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				   IBV_QP_MAX_DEST_RD_ATOMIC |
-				   IBV_QP_MIN_RNR_TIMER,
-			   "INIT->RTR");
-		if (!r)
-			return r;
-		a = {};
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 18;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.sq_psn = 0x100;
-		a.max_rd_atomic = 4;
-		return modify(qp, a,
-			      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				      IBV_QP_MAX_QP_RD_ATOMIC,
-			      "RTR->RTS");
-	}
-
 	::testing::AssertionResult pair(End &x, End &y)
 	{
 		::testing::AssertionResult r = make_end(x);
 		if (r)
 			r = make_end(y);
 		if (r)
-			r = connect(x.qp.get(), y->qp_num);
+			r = connect(x.qp.get(), y->qp_num, gid_, gid_index_);
 		if (r)
-			r = connect(y.qp.get(), x->qp_num);
+			r = connect(y.qp.get(), x->qp_num, gid_, gid_index_);
 		return r;
 	}
 
@@ -357,7 +297,7 @@ public:
 	// For bind_and_exit(), which runs in a child process.
 	bool connect_to(ibv_qp *qp, uint32_t dest)
 	{
-		return connect(qp, dest);
+		return connect(qp, dest, gid_, gid_index_);
 	}
 	int post_bind_on(ibv_qp *qp, ibv_mw *mw, ibv_mr *mr, uint64_t addr,
 			 uint64_t len, unsigned access)
@@ -838,7 +778,7 @@ TEST_P(MwBadBind, CompletesWithBindError)
 		other.reset(pd_.release());
 		pd_ = std::move(mine);
 		ASSERT_TRUE(r);
-		ASSERT_TRUE(connect(c2.qp.get(), a_->qp_num));
+		ASSERT_TRUE(connect(c2.qp.get(), a_->qp_num, gid_, gid_index_));
 		break;
 	}
 	default:

@@ -71,9 +71,6 @@ constexpr auto kRcNap = 20us;
 // 1024 and 4096 packet boundaries, many packets, and 1 MiB.
 constexpr uint32_t kSizes[] = {0,    1,    255,   1024,   1025,
 			       4096, 4097, 65536, 1u << 20};
-constexpr int kRemoteAll = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC;
-constexpr int kMrAll = IBV_ACCESS_LOCAL_WRITE | kRemoteAll;
 constexpr uint32_t kSentinel = 0x5e5e5e5e;
 
 // ---------------------------------------------------------------------
@@ -354,11 +351,6 @@ int post_recv(ibv_qp *qp, uint64_t id, ibv_sge *sg, int n)
 	return ibv_post_recv(qp, &wr, &bad);
 }
 
-std::string err_str(int r)
-{
-	return std::to_string(r) + " (" + std::strerror(r < 0 ? -r : r) + ")";
-}
-
 // ---------------------------------------------------------------------
 // The netdev's MTU, raised for a path MTU of 4096 and restored afterwards.
 
@@ -440,21 +432,6 @@ struct Caps {
 	uint32_t send_wr = 64, recv_wr = 64, sge = 8, inline_data = 0;
 	int sq_sig_all = 0;
 	int cqe = 256;
-};
-
-// How one QP is connected (INIT -> RTR -> RTS).
-struct Link {
-	ibv_mtu mtu = IBV_MTU_1024;
-	int access = kRemoteAll;
-	// 4.096 us * 2^18 = 1.07 s: a TCG guest may stall for a while, and
-	// nothing is lost on the loopback.
-	uint8_t timeout = 18;
-	uint8_t retry_cnt = 7;
-	uint8_t rnr_retry = 7;		// 7: retry for ever
-	uint8_t min_rnr_timer = 12;	// 0.64 ms
-	uint8_t max_rd_atomic = 4;
-	uint8_t max_dest_rd_atomic = 4;
-	uint32_t sq_psn = 0x100, rq_psn = 0x100;
 };
 
 // One end of a connection: a QP with its own send and receive CQs (the QP
@@ -612,70 +589,6 @@ protected:
 		return ::testing::AssertionSuccess();
 	}
 
-	::testing::AssertionResult modify(ibv_qp *qp, ibv_qp_attr &a, int mask,
-					  const char *what)
-	{
-		const int r = ibv_modify_qp(qp, &a, mask);
-		if (r)
-			return ::testing::AssertionFailure()
-			       << what << ": " << err_str(r);
-		return ::testing::AssertionSuccess();
-	}
-
-	::testing::AssertionResult to_init(ibv_qp *qp, const Link &l)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_INIT;
-		a.pkey_index = 0;
-		a.port_num = 1;
-		a.qp_access_flags = unsigned(l.access);
-		return modify(qp, a,
-			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				      IBV_QP_ACCESS_FLAGS,
-			      "RESET->INIT");
-	}
-
-	// qp to RTS, sending to dest_qpn at our own GID.
-	::testing::AssertionResult connect(ibv_qp *qp, uint32_t dest_qpn,
-					   const Link &l)
-	{
-		::testing::AssertionResult r = to_init(qp, l);
-		if (!r)
-			return r;
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = l.mtu;
-		a.dest_qp_num = dest_qpn;
-		a.rq_psn = l.rq_psn;
-		a.max_dest_rd_atomic = l.max_dest_rd_atomic;
-		a.min_rnr_timer = l.min_rnr_timer;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = gid_;
-		a.ah_attr.grh.sgid_index = uint8_t(gid_index_);
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		r = modify(qp, a,
-			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				   IBV_QP_MAX_DEST_RD_ATOMIC |
-				   IBV_QP_MIN_RNR_TIMER,
-			   "INIT->RTR");
-		if (!r)
-			return r;
-		a = {};
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = l.timeout;
-		a.retry_cnt = l.retry_cnt;
-		a.rnr_retry = l.rnr_retry;
-		a.sq_psn = l.sq_psn;
-		a.max_rd_atomic = l.max_rd_atomic;
-		return modify(qp, a,
-			      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				      IBV_QP_MAX_QP_RD_ATOMIC,
-			      "RTR->RTS");
-	}
-
 	// a and b connected to each other; a is the requester in the tests.
 	::testing::AssertionResult pair(End &a, End &b, const Caps &c = {},
 					const Link &la = {}, const Link &lb = {})
@@ -684,9 +597,11 @@ protected:
 		if (r)
 			r = make_end(b, c);
 		if (r)
-			r = connect(a.qp.get(), b->qp_num, with_mtu(la));
+			r = connect(a.qp.get(), b->qp_num, gid_, gid_index_,
+				    with_mtu(la));
 		if (r)
-			r = connect(b.qp.get(), a->qp_num, with_mtu(lb));
+			r = connect(b.qp.get(), a->qp_num, gid_, gid_index_,
+				    with_mtu(lb));
 		return r;
 	}
 
@@ -1137,8 +1052,10 @@ TEST_F(Rc, SolicitedEventOnlyForSolicitedMessages)
 	End a, b;
 	ASSERT_TRUE(make_end(a));
 	ASSERT_TRUE(make_end(b, {}, nullptr, nullptr, ch.get()));
-	ASSERT_TRUE(connect(a.qp.get(), b->qp_num, with_mtu({})));
-	ASSERT_TRUE(connect(b.qp.get(), a->qp_num, with_mtu({})));
+	ASSERT_TRUE(connect(a.qp.get(), b->qp_num, gid_, gid_index_,
+			    with_mtu({})));
+	ASSERT_TRUE(connect(b.qp.get(), a->qp_num, gid_, gid_index_,
+			    with_mtu({})));
 
 	ASSERT_EQ(post_recv(b.qp.get(), 101, nullptr, 0), 0);
 	ASSERT_EQ(post_recv(b.qp.get(), 102, nullptr, 0), 0);
@@ -1229,8 +1146,10 @@ TEST_F(Rc, CompletionChannelWakesUp)
 	End a, b;
 	ASSERT_TRUE(make_end(a, {}, nullptr, ch.get(), nullptr));
 	ASSERT_TRUE(make_end(b));
-	ASSERT_TRUE(connect(a.qp.get(), b->qp_num, with_mtu({})));
-	ASSERT_TRUE(connect(b.qp.get(), a->qp_num, with_mtu({})));
+	ASSERT_TRUE(connect(a.qp.get(), b->qp_num, gid_, gid_index_,
+			    with_mtu({})));
+	ASSERT_TRUE(connect(b.qp.get(), a->qp_num, gid_, gid_index_,
+			    with_mtu({})));
 	Region src(pd_.get(), 4096, kMrAll), dst(pd_.get(), 4096, kMrAll);
 	ASSERT_TRUE(src && dst) << std::strerror(errno);
 
@@ -1784,7 +1703,7 @@ TEST_P(RcRetry, ExceedsRetriesWhenNobodyAnswers)
 	Link l = with_mtu({});
 	l.timeout = 8;
 	l.retry_cnt = 1;
-	ASSERT_TRUE(connect(a.qp.get(), dest, l));
+	ASSERT_TRUE(connect(a.qp.get(), dest, gid_, gid_index_, l));
 	const auto t0 = Clock::now();
 	ASSERT_EQ(post(a.qp.get(), {send_wr(1, nullptr, 0),
 				    send_wr(2, nullptr, 0, 0)}),
@@ -1826,7 +1745,8 @@ protected:
 		ASSERT_TRUE(make_end(b_, c));
 		Link l = with_mtu({});
 		l.timeout = 20;
-		ASSERT_TRUE(connect(a_.qp.get(), b_->qp_num, l));
+		ASSERT_TRUE(connect(a_.qp.get(), b_->qp_num, gid_, gid_index_,
+				    l));
 		buf_ = Region(pd_.get(), 4096, kMrAll);
 		ASSERT_TRUE(buf_) << std::strerror(errno);
 	}

@@ -42,6 +42,14 @@ using namespace std::chrono_literals;
 
 // How long "nothing more arrives" is watched for.
 constexpr auto kQuiet = 300ms;
+// How the senders and receivers are connected: RNR retried for ever, as in
+// the RC cases, but with no remote access nor RDMA READ or atomic
+// resources, since only SENDs go through the SRQ.
+constexpr Link kLink = {.access = 0,
+			.max_rd_atomic = 0,
+			.max_dest_rd_atomic = 0,
+			.sq_psn = 0x10,
+			.rq_psn = 0x10};
 
 // Byte i of the message called seed: position dependent.
 uint8_t pat(uint32_t seed, size_t i)
@@ -191,60 +199,6 @@ protected:
 		return qp;
 	}
 
-	::testing::AssertionResult modify(ibv_qp *qp, ibv_qp_attr &a, int mask,
-					  const char *what)
-	{
-		const int r = ibv_modify_qp(qp, &a, mask);
-		if (r)
-			return ::testing::AssertionFailure()
-			       << what << ": " << std::strerror(r);
-		return ::testing::AssertionSuccess();
-	}
-
-	// qp to RTS, talking to dest at our own GID; RNR retried for ever.
-	::testing::AssertionResult connect(ibv_qp *qp, uint32_t dest)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		auto r = modify(qp, a,
-				IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					IBV_QP_ACCESS_FLAGS,
-				"RESET->INIT");
-		if (!r)
-			return r;
-		a = {};
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = dest;
-		a.rq_psn = 0x10;
-		a.min_rnr_timer = 12;	// 0.64 ms
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = gid_;
-		a.ah_attr.grh.sgid_index = uint8_t(gid_index_);
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		r = modify(qp, a,
-			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				   IBV_QP_MAX_DEST_RD_ATOMIC |
-				   IBV_QP_MIN_RNR_TIMER,
-			   "INIT->RTR");
-		if (!r)
-			return r;
-		a = {};
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 18;		// 1 s: TCG guests stall
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;	// for ever
-		a.sq_psn = 0x10;
-		return modify(qp, a,
-			      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				      IBV_QP_MAX_QP_RD_ATOMIC,
-			      "RTR->RTS");
-	}
-
 	// n receiving QPs on the SRQ, each connected to a sender of its own.
 	void make_pairs(size_t n)
 	{
@@ -259,8 +213,10 @@ protected:
 			ASSERT_TRUE(s.qp) << std::strerror(errno);
 			Qp r = make_qp(s.scq.get(), true);
 			ASSERT_TRUE(r) << std::strerror(errno);
-			ASSERT_TRUE(connect(s.qp.get(), r->qp_num));
-			ASSERT_TRUE(connect(r.get(), s.qp->qp_num));
+			ASSERT_TRUE(connect(s.qp.get(), r->qp_num, gid_,
+					    gid_index_, kLink));
+			ASSERT_TRUE(connect(r.get(), s.qp->qp_num, gid_,
+					    gid_index_, kLink));
 			senders_.push_back(std::move(s));
 			receivers_.push_back(std::move(r));
 		}

@@ -405,37 +405,12 @@ protected:
 		a_ = make_qp(IBV_QPT_UC);
 		b_ = make_qp(IBV_QPT_UC);
 		ASSERT_TRUE(a_ && b_) << std::strerror(errno);
-		ASSERT_TRUE(connect(a_.get(), b_->qp_num));
-		ASSERT_TRUE(connect(b_.get(), a_->qp_num));
-	}
-
-	::testing::AssertionResult connect(ibv_qp *qp, uint32_t dqpn)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-						    IBV_QP_PORT |
-						    IBV_QP_ACCESS_FLAGS))
-			return ::testing::AssertionFailure() << "INIT: " << r;
-		a = {};
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = dqpn;
-		a.rq_psn = 0x400;
-		a.ah_attr = ah_attr(gid_);
-		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-						    IBV_QP_PATH_MTU |
-						    IBV_QP_DEST_QPN |
-						    IBV_QP_RQ_PSN))
-			return ::testing::AssertionFailure() << "RTR: " << r;
-		a = {};
-		a.qp_state = IBV_QPS_RTS;
-		a.sq_psn = 0x400;
-		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
-			return ::testing::AssertionFailure() << "RTS: " << r;
-		return ::testing::AssertionSuccess();
+		// Remote writes are all UC has of remote access.
+		constexpr Link l = {.access = IBV_ACCESS_REMOTE_WRITE,
+				    .sq_psn = 0x400,
+				    .rq_psn = 0x400};
+		ASSERT_TRUE(connect(a_.get(), b_->qp_num, gid_, gid_index_, l));
+		ASSERT_TRUE(connect(b_.get(), a_->qp_num, gid_, gid_index_, l));
 	}
 
 	int post(ibv_qp *qp, uint64_t id, ibv_sge sge, ibv_wr_opcode op,

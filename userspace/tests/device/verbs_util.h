@@ -1,6 +1,7 @@
 // Helpers the device tests share, so that each file states only what its
 // cases are about: bounded waits for completions and their descriptions in
-// failure messages, and the device's own IPv4 RoCE v2 GID.
+// failure messages, the device's own IPv4 RoCE v2 GID, and connecting QPs
+// of the device to each other through it.
 #ifndef SROCE_TESTS_VERBS_UTIL_H
 #define SROCE_TESTS_VERBS_UTIL_H
 
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -32,6 +34,17 @@ inline constexpr std::chrono::seconds kWait{30};
 // How long a poller sleeps after finding its CQ empty rather than spin: a
 // software device needs the guest's CPUs to make the completions.
 inline constexpr std::chrono::microseconds kNap{50};
+
+inline constexpr int kRemoteAll = IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ |
+				  IBV_ACCESS_REMOTE_ATOMIC;
+inline constexpr int kMrAll = IBV_ACCESS_LOCAL_WRITE | kRemoteAll;
+
+// What a verb returned (an errno, or its negative), for messages.
+inline std::string err_str(int r)
+{
+	return std::to_string(r) + " (" + std::strerror(r < 0 ? -r : r) + ")";
+}
 
 // A completion, for failure messages.  imm_data and invalidated_rkey share
 // their bits; wc_flags tells which of the two the device meant.
@@ -134,6 +147,108 @@ inline int ipv4_gid(ibv_context *ctx, ibv_gid &gid, const char *ip4 = nullptr)
 		return i;
 	}
 	return -1;
+}
+
+// How connect() takes a QP from RESET to RTS.  The defaults are the RC
+// cases'; a UC QP takes only what UC has of them.
+struct Link {
+	ibv_mtu mtu = IBV_MTU_1024;
+	int access = kRemoteAll;
+	// 4.096 us * 2^18 = 1.07 s: a TCG guest may stall for a while, and
+	// nothing is lost on the loopback.
+	uint8_t timeout = 18;
+	uint8_t retry_cnt = 7;
+	uint8_t rnr_retry = 7;		// 7: retry for ever
+	uint8_t min_rnr_timer = 12;	// 0.64 ms
+	uint8_t max_rd_atomic = 4;
+	uint8_t max_dest_rd_atomic = 4;
+	uint32_t sq_psn = 0x100, rq_psn = 0x100;
+};
+
+inline ::testing::AssertionResult modify(ibv_qp *qp, ibv_qp_attr &a, int mask,
+					 const char *what)
+{
+	const int r = ibv_modify_qp(qp, &a, mask);
+
+	if (r)
+		return ::testing::AssertionFailure()
+		       << what << ": " << err_str(r);
+	return ::testing::AssertionSuccess();
+}
+
+inline ::testing::AssertionResult to_init(ibv_qp *qp, const Link &l = {})
+{
+	ibv_qp_attr a{};
+
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = 1;
+	a.qp_access_flags = unsigned(l.access);
+	return modify(qp, a,
+		      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			      IBV_QP_ACCESS_FLAGS,
+		      "RESET->INIT");
+}
+
+// UC has no acknowledgements, hence no RNR NAKs and no RDMA READ or atomic
+// responses: its RTR and RTS take none of the attributes for those, and
+// ib_core refuses them.
+inline ::testing::AssertionResult to_rtr(ibv_qp *qp, uint32_t dest_qpn,
+					 const ibv_gid &dgid, int sgid_index,
+					 const Link &l = {})
+{
+	ibv_qp_attr a{};
+	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = l.mtu;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = l.rq_psn;
+	if (qp->qp_type != IBV_QPT_UC) {
+		a.max_dest_rd_atomic = l.max_dest_rd_atomic;
+		a.min_rnr_timer = l.min_rnr_timer;
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	}
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = dgid;
+	a.ah_attr.grh.sgid_index = uint8_t(sgid_index);
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	return modify(qp, a, mask, "INIT->RTR");
+}
+
+inline ::testing::AssertionResult to_rts(ibv_qp *qp, const Link &l = {})
+{
+	ibv_qp_attr a{};
+	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = l.sq_psn;
+	if (qp->qp_type != IBV_QPT_UC) {
+		a.timeout = l.timeout;
+		a.retry_cnt = l.retry_cnt;
+		a.rnr_retry = l.rnr_retry;
+		a.max_rd_atomic = l.max_rd_atomic;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	return modify(qp, a, mask, "RTR->RTS");
+}
+
+// An RC or UC qp from RESET to RTS, sending to dest_qpn at dgid (the
+// device's own GID, in these tests) from the GID at sgid_index.
+inline ::testing::AssertionResult connect(ibv_qp *qp, uint32_t dest_qpn,
+					  const ibv_gid &dgid, int sgid_index,
+					  const Link &l = {})
+{
+	::testing::AssertionResult r = to_init(qp, l);
+
+	if (r)
+		r = to_rtr(qp, dest_qpn, dgid, sgid_index, l);
+	if (r)
+		r = to_rts(qp, l);
+	return r;
 }
 
 } // namespace sroce::test
