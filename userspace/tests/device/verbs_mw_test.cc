@@ -86,13 +86,6 @@ private:
 	return ::testing::AssertionSuccess();
 }
 
-// One end of a connection: a QP with its own CQs (the QP goes first).
-struct End {
-	Cq scq, rcq;
-	Qp qp;
-	ibv_qp *operator->() const { return qp.get(); }
-};
-
 // Which window type a case uses.
 enum class Type { One, Two };
 
@@ -120,39 +113,21 @@ protected:
 		ASSERT_TRUE(pair(a_, b_));
 	}
 
-	::testing::AssertionResult make_end(End &e)
+	// Small queues, with the extended send API where MwsEx wants it.
+	Caps caps() const
 	{
-		e.scq.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
-		e.rcq.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
-		if (!e.scq || !e.rcq)
-			return ::testing::AssertionFailure()
-			       << "ibv_create_cq: " << std::strerror(errno);
-		ibv_qp_init_attr_ex a{};
-		a.send_cq = e.scq.get();
-		a.recv_cq = e.rcq.get();
-		a.qp_type = IBV_QPT_RC;
-		a.cap.max_send_wr = 32;
-		a.cap.max_recv_wr = 32;
-		a.cap.max_send_sge = 2;
-		a.cap.max_recv_sge = 2;
-		a.comp_mask = IBV_QP_INIT_ATTR_PD;
-		a.pd = pd_.get();
-		if (ex_qps_) {
-			a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-			a.send_ops_flags = kExOps;
-		}
-		e.qp.reset(ibv_create_qp_ex(ctx_.get(), &a));
-		if (!e.qp)
-			return ::testing::AssertionFailure()
-			       << "ibv_create_qp: " << std::strerror(errno);
-		return ::testing::AssertionSuccess();
+		return {.send_wr = 32,
+			.recv_wr = 32,
+			.sge = 2,
+			.cqe = 64,
+			.send_ops = ex_qps_ ? kExOps : 0};
 	}
 
 	::testing::AssertionResult pair(End &x, End &y)
 	{
-		::testing::AssertionResult r = make_end(x);
+		::testing::AssertionResult r = make_end(x, pd_.get(), caps());
 		if (r)
-			r = make_end(y);
+			r = make_end(y, pd_.get(), caps());
 		if (r)
 			r = connect(x.qp.get(), y->qp_num, gid_, gid_index_);
 		if (r)
@@ -772,12 +747,7 @@ TEST_P(MwBadBind, CompletesWithBindError)
 		// c2's QP lives in another PD than the window and the MR.
 		other.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(other) << std::strerror(errno);
-		Pd mine = std::move(pd_);
-		pd_.reset(other.release());
-		const ::testing::AssertionResult r = make_end(c2);
-		other.reset(pd_.release());
-		pd_ = std::move(mine);
-		ASSERT_TRUE(r);
+		ASSERT_TRUE(make_end(c2, other.get(), caps()));
 		ASSERT_TRUE(connect(c2.qp.get(), a_->qp_num, gid_, gid_index_));
 		break;
 	}

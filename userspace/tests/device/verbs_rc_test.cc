@@ -427,22 +427,6 @@ private:
 // ---------------------------------------------------------------------
 // The fixture: a device, a PD, a GID, and QPs with their own CQs.
 
-// Capacities of one QP.
-struct Caps {
-	uint32_t send_wr = 64, recv_wr = 64, sge = 8, inline_data = 0;
-	int sq_sig_all = 0;
-	int cqe = 256;
-};
-
-// One end of a connection: a QP with its own send and receive CQs (the QP
-// goes before its CQs).
-struct End {
-	Cq scq, rcq;
-	Qp qp;
-	ibv_qp_cap cap{};
-	ibv_qp *operator->() const { return qp.get(); }
-};
-
 enum class GidKind { Ipv4, Ipv6 };
 
 class Rc : public ::testing::Test {
@@ -560,42 +544,13 @@ protected:
 		}
 	}
 
-	// A QP with its own send and receive CQs (optionally on channels).
-	::testing::AssertionResult make_end(End &e, const Caps &c = {},
-					    ibv_pd *pd = nullptr,
-					    ibv_comp_channel *sch = nullptr,
-					    ibv_comp_channel *rch = nullptr)
-	{
-		e.scq.reset(ibv_create_cq(ctx_.get(), c.cqe, nullptr, sch, 0));
-		e.rcq.reset(ibv_create_cq(ctx_.get(), c.cqe, nullptr, rch, 0));
-		if (!e.scq || !e.rcq)
-			return ::testing::AssertionFailure()
-			       << "ibv_create_cq: " << std::strerror(errno);
-		ibv_qp_init_attr a{};
-		a.send_cq = e.scq.get();
-		a.recv_cq = e.rcq.get();
-		a.qp_type = IBV_QPT_RC;
-		a.sq_sig_all = c.sq_sig_all;
-		a.cap.max_send_wr = c.send_wr;
-		a.cap.max_recv_wr = c.recv_wr;
-		a.cap.max_send_sge = c.sge;
-		a.cap.max_recv_sge = c.sge;
-		a.cap.max_inline_data = c.inline_data;
-		e.qp.reset(ibv_create_qp(pd ? pd : pd_.get(), &a));
-		if (!e.qp)
-			return ::testing::AssertionFailure()
-			       << "ibv_create_qp: " << std::strerror(errno);
-		e.cap = a.cap;
-		return ::testing::AssertionSuccess();
-	}
-
 	// a and b connected to each other; a is the requester in the tests.
 	::testing::AssertionResult pair(End &a, End &b, const Caps &c = {},
 					const Link &la = {}, const Link &lb = {})
 	{
-		::testing::AssertionResult r = make_end(a, c);
+		::testing::AssertionResult r = make_end(a, pd_.get(), c);
 		if (r)
-			r = make_end(b, c);
+			r = make_end(b, pd_.get(), c);
 		if (r)
 			r = connect(a.qp.get(), b->qp_num, gid_, gid_index_,
 				    with_mtu(la));
@@ -1050,8 +1005,8 @@ TEST_F(Rc, SolicitedEventOnlyForSolicitedMessages)
 	Channel ch(ibv_create_comp_channel(ctx_.get()));
 	ASSERT_TRUE(ch) << std::strerror(errno);
 	End a, b;
-	ASSERT_TRUE(make_end(a));
-	ASSERT_TRUE(make_end(b, {}, nullptr, nullptr, ch.get()));
+	ASSERT_TRUE(make_end(a, pd_.get()));
+	ASSERT_TRUE(make_end(b, pd_.get(), {}, nullptr, ch.get()));
 	ASSERT_TRUE(connect(a.qp.get(), b->qp_num, gid_, gid_index_,
 			    with_mtu({})));
 	ASSERT_TRUE(connect(b.qp.get(), a->qp_num, gid_, gid_index_,
@@ -1144,8 +1099,8 @@ TEST_F(Rc, CompletionChannelWakesUp)
 	Channel ch(ibv_create_comp_channel(ctx_.get()));
 	ASSERT_TRUE(ch) << std::strerror(errno);
 	End a, b;
-	ASSERT_TRUE(make_end(a, {}, nullptr, ch.get(), nullptr));
-	ASSERT_TRUE(make_end(b));
+	ASSERT_TRUE(make_end(a, pd_.get(), {}, ch.get()));
+	ASSERT_TRUE(make_end(b, pd_.get()));
 	ASSERT_TRUE(connect(a.qp.get(), b->qp_num, gid_, gid_index_,
 			    with_mtu({})));
 	ASSERT_TRUE(connect(b.qp.get(), a->qp_num, gid_, gid_index_,
@@ -1692,12 +1647,12 @@ TEST_P(RcRetry, ExceedsRetriesWhenNobodyAnswers)
 	// silently dropped; with timeout 8 (4.096 us * 2^8 = 1 ms) and
 	// retry_cnt 1 the requester gives up after two transmissions.
 	End a, b;
-	ASSERT_TRUE(make_end(a));
-	ASSERT_TRUE(make_end(b));	// stays in RESET
+	ASSERT_TRUE(make_end(a, pd_.get()));
+	ASSERT_TRUE(make_end(b, pd_.get()));	// stays in RESET
 	uint32_t dest = b->qp_num;
 	if (GetParam() == Deaf::AbsentQp) {
 		End gone;
-		ASSERT_TRUE(make_end(gone));
+		ASSERT_TRUE(make_end(gone, pd_.get()));
 		dest = gone->qp_num;
 	}
 	Link l = with_mtu({});
@@ -1741,8 +1696,8 @@ protected:
 		Caps c;
 		c.send_wr = 16;
 		c.recv_wr = 16;
-		ASSERT_TRUE(make_end(a_, c));
-		ASSERT_TRUE(make_end(b_, c));
+		ASSERT_TRUE(make_end(a_, pd_.get(), c));
+		ASSERT_TRUE(make_end(b_, pd_.get(), c));
 		Link l = with_mtu({});
 		l.timeout = 20;
 		ASSERT_TRUE(connect(a_.qp.get(), b_->qp_num, gid_, gid_index_,

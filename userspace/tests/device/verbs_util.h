@@ -1,7 +1,7 @@
 // Helpers the device tests share, so that each file states only what its
 // cases are about: bounded waits for completions and their descriptions in
-// failure messages, the device's own IPv4 RoCE v2 GID, and connecting QPs
-// of the device to each other through it.
+// failure messages, the device's own IPv4 RoCE v2 GID, and QPs of the
+// device with their own CQs, connected to each other through it.
 #ifndef SROCE_TESTS_VERBS_UTIL_H
 #define SROCE_TESTS_VERBS_UTIL_H
 
@@ -249,6 +249,60 @@ inline ::testing::AssertionResult connect(ibv_qp *qp, uint32_t dest_qpn,
 	if (r)
 		r = to_rts(qp, l);
 	return r;
+}
+
+// Capacities of an End's QP and CQs; with send_ops, the QP offers the
+// extended send API (ibv_wr_*()) for those operations.
+struct Caps {
+	uint32_t send_wr = 64, recv_wr = 64, sge = 8, inline_data = 0;
+	int sq_sig_all = 0;
+	int cqe = 256;
+	uint64_t send_ops = 0;
+};
+
+// One end of a connection: an RC QP with its own send and receive CQs (the
+// QP goes before its CQs).
+struct End {
+	Cq scq, rcq;
+	Qp qp;
+	ibv_qp_cap cap{};	// as granted
+	ibv_qp *operator->() const { return qp.get(); }
+};
+
+// e's CQs (on completion channels, if given) and its QP in pd.
+inline ::testing::AssertionResult make_end(End &e, ibv_pd *pd,
+					   const Caps &c = {},
+					   ibv_comp_channel *sch = nullptr,
+					   ibv_comp_channel *rch = nullptr)
+{
+	e.scq.reset(ibv_create_cq(pd->context, c.cqe, nullptr, sch, 0));
+	e.rcq.reset(ibv_create_cq(pd->context, c.cqe, nullptr, rch, 0));
+	if (!e.scq || !e.rcq)
+		return ::testing::AssertionFailure()
+		       << "ibv_create_cq: " << std::strerror(errno);
+	ibv_qp_init_attr_ex a{};
+	a.send_cq = e.scq.get();
+	a.recv_cq = e.rcq.get();
+	a.qp_type = IBV_QPT_RC;
+	a.sq_sig_all = c.sq_sig_all;
+	a.cap.max_send_wr = c.send_wr;
+	a.cap.max_recv_wr = c.recv_wr;
+	a.cap.max_send_sge = c.sge;
+	a.cap.max_recv_sge = c.sge;
+	a.cap.max_inline_data = c.inline_data;
+	// With nothing but the PD, ibv_create_qp_ex() is ibv_create_qp().
+	a.comp_mask = IBV_QP_INIT_ATTR_PD;
+	a.pd = pd;
+	if (c.send_ops) {
+		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		a.send_ops_flags = c.send_ops;
+	}
+	e.qp.reset(ibv_create_qp_ex(pd->context, &a));
+	if (!e.qp)
+		return ::testing::AssertionFailure()
+		       << "ibv_create_qp: " << std::strerror(errno);
+	e.cap = a.cap;
+	return ::testing::AssertionSuccess();
 }
 
 } // namespace sroce::test
