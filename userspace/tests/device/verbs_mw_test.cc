@@ -31,7 +31,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -45,46 +44,6 @@ namespace sroce::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-constexpr size_t kPage = 4096;
-constexpr uint8_t kSentinel = 0x5e;
-
-// Page-aligned memory filled with one byte value (freed on destruction).
-class Buffer {
-public:
-	explicit Buffer(size_t len, uint8_t fill = kSentinel)
-		: len_(len),
-		  mem_(static_cast<uint8_t *>(std::aligned_alloc(kPage, len)))
-	{
-		if (mem_)
-			std::memset(mem_.get(), fill, len);
-	}
-	uint8_t *data() const { return mem_.get(); }
-	uint64_t addr(size_t off = 0) const
-	{
-		return reinterpret_cast<uintptr_t>(mem_.get()) + off;
-	}
-	size_t size() const { return len_; }
-
-private:
-	struct Free {
-		void operator()(uint8_t *p) const { std::free(p); }
-	};
-	size_t len_;
-	std::unique_ptr<uint8_t[], Free> mem_;
-};
-
-// Every byte of [p, p + n) is v.
-::testing::AssertionResult all_are(const uint8_t *p, size_t n, uint8_t v,
-				   const char *what)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != v)
-			return ::testing::AssertionFailure()
-			       << what << ": byte " << i << " is 0x" << std::hex
-			       << int(p[i]) << ", want 0x" << int(v);
-	return ::testing::AssertionSuccess();
-}
 
 // Which window type a case uses.
 enum class Type { One, Two };

@@ -71,7 +71,8 @@ constexpr auto kRcNap = 20us;
 // 1024 and 4096 packet boundaries, many packets, and 1 MiB.
 constexpr uint32_t kSizes[] = {0,    1,    255,   1024,   1025,
 			       4096, 4097, 65536, 1u << 20};
-constexpr uint32_t kSentinel = 0x5e5e5e5e;
+// The pattern of memory nobody may write to.
+constexpr uint32_t kSentinelSeed = 0x5e5e5e5e;
 
 // ---------------------------------------------------------------------
 // Memory with recognizable contents.
@@ -114,43 +115,23 @@ void fill(uint8_t *p, size_t n, uint32_t seed)
 	       << int(want[first]) << std::dec << ")";
 }
 
-// Page-aligned memory (freed on destruction).
-class Buffer {
-public:
-	Buffer() = default;
-	explicit Buffer(size_t len, uint32_t seed = kSentinel)
-		: len_(len),
-		  mem_(static_cast<uint8_t *>(std::aligned_alloc(
-			  4096, (std::max<size_t>(len, 1) + 4095) & ~size_t(4095))))
-	{
-		if (mem_)
-			fill(mem_.get(), len_, seed);
-	}
-	uint8_t *data() const { return mem_.get(); }
-	size_t size() const { return len_; }
-	uint64_t addr(size_t off = 0) const
-	{
-		return reinterpret_cast<uintptr_t>(mem_.get()) + off;
-	}
-	// A copy of the contents, to build the expected image from.
-	std::vector<uint8_t> image() const
-	{
-		return {mem_.get(), mem_.get() + len_};
-	}
+// Page-aligned memory holding the pattern seed: unlike one byte value, it
+// tells misplaced or shifted data from what belongs there.
+Buffer patterned(size_t len, uint32_t seed = kSentinelSeed)
+{
+	Buffer b(len);
 
-private:
-	struct Free {
-		void operator()(uint8_t *p) const { std::free(p); }
-	};
-	size_t len_ = 0;
-	std::unique_ptr<uint8_t[], Free> mem_;
-};
+	if (b.data())
+		fill(b.data(), len, seed);
+	return b;
+}
 
 // A buffer and its registration; the MR goes first.
 struct Region {
 	Region() = default;
-	Region(ibv_pd *pd, size_t len, int access, uint32_t seed = kSentinel)
-		: buf(len, seed)
+	Region(ibv_pd *pd, size_t len, int access,
+	       uint32_t seed = kSentinelSeed)
+		: buf(patterned(len, seed))
 	{
 		if (buf.data())
 			mr.reset(ibv_reg_mr(pd, buf.data(), std::max<size_t>(len, 1),
@@ -646,7 +627,7 @@ TEST_P(RcData, SendRecvOfEverySize)
 	for (uint32_t n : kSizes) {
 		SCOPED_TRACE(testing::Message() << n << " bytes");
 		fill(src.buf.data(), n, n);
-		fill(dst.buf.data(), dst.buf.size(), kSentinel);
+		fill(dst.buf.data(), dst.buf.size(), kSentinelSeed);
 		std::vector<uint8_t> want = dst.buf.image();
 		std::copy_n(src.buf.data(), n, want.begin());
 
@@ -734,8 +715,8 @@ TEST_P(RcData, SendRecvScattersAndGathers)
 				 "first receive MR"));
 		EXPECT_TRUE(same(r2.buf.data(), img[1].data(), img[1].size(),
 				 "second receive MR"));
-		fill(r1.buf.data(), r1.buf.size(), kSentinel);
-		fill(r2.buf.data(), r2.buf.size(), kSentinel);
+		fill(r1.buf.data(), r1.buf.size(), kSentinelSeed);
+		fill(r2.buf.data(), r2.buf.size(), kSentinelSeed);
 		id++;
 	}
 
@@ -757,7 +738,7 @@ TEST_P(RcData, SendRecvScattersAndGathers)
 	// ... and RDMA READ scatters one remote range like a receive.
 	{
 		// From a third region with its own contents into rs.
-		fill(r1.buf.data(), r1.buf.size(), kSentinel);
+		fill(r1.buf.data(), r1.buf.size(), kSentinelSeed);
 		Region far(pd_.get(), 16384, kMrAll, 77);
 		ASSERT_TRUE(far) << std::strerror(errno);
 		msg.assign(far.buf.data() + 5, far.buf.data() + 5 + total);
@@ -790,7 +771,7 @@ TEST_P(RcData, RdmaWriteOfEverySize)
 	for (uint32_t n : kSizes) {
 		SCOPED_TRACE(testing::Message() << n << " bytes");
 		fill(src.buf.data(), n, n + 1);
-		fill(dst.buf.data(), dst.buf.size(), kSentinel);
+		fill(dst.buf.data(), dst.buf.size(), kSentinelSeed);
 		std::vector<uint8_t> want = dst.buf.image();
 		std::copy_n(src.buf.data(), n, want.begin() + 64);
 
@@ -821,7 +802,7 @@ TEST_P(RcData, RdmaReadOfEverySize)
 		SCOPED_TRACE(testing::Message() << n << " bytes");
 		fill(remote.buf.data(), remote.buf.size(), n + 2);
 		const std::vector<uint8_t> rbefore = remote.buf.image();
-		fill(local.buf.data(), local.buf.size(), kSentinel);
+		fill(local.buf.data(), local.buf.size(), kSentinelSeed);
 		std::vector<uint8_t> want = local.buf.image();
 		std::copy_n(remote.buf.data() + 64, n, want.begin() + 32);
 
@@ -873,7 +854,7 @@ TEST_F(Rc, InlineSendsCopyTheDataAtPostTime)
 			 std::vector<std::vector<uint8_t>> &srcs,
 			 ibv_wc_opcode sop, unsigned sflags,
 			 std::optional<uint32_t> imm) {
-		fill(dst.buf.data(), 4096, kSentinel);
+		fill(dst.buf.data(), 4096, kSentinelSeed);
 		std::vector<uint8_t> want = dst.buf.image();
 		std::copy(msg.begin(), msg.end(), want.begin());
 		ASSERT_EQ(post_recv(b.qp.get(), id + 100, &rs, 1), 0);
@@ -932,7 +913,7 @@ TEST_F(Rc, InlineSendsCopyTheDataAtPostTime)
 		std::vector<uint8_t> src(max);
 		fill(src.data(), max, 1234);
 		const std::vector<uint8_t> msg = src;
-		fill(dst.buf.data(), 4096, kSentinel);
+		fill(dst.buf.data(), 4096, kSentinelSeed);
 		std::vector<uint8_t> want = dst.buf.image();
 		std::copy(msg.begin(), msg.end(), want.begin() + 1000);
 		ibv_sge s = {uintptr_t(src.data()), max, 0};
@@ -977,7 +958,7 @@ TEST_F(Rc, SendWithImmediateData)
 	for (uint32_t n : {0u, 100u, 5000u}) {
 		SCOPED_TRACE(testing::Message() << n << " bytes");
 		const uint32_t imm = 0xdeadbe00 + n;
-		fill(dst.buf.data(), 8192, kSentinel);
+		fill(dst.buf.data(), 8192, kSentinelSeed);
 		std::vector<uint8_t> want = dst.buf.image();
 		std::copy_n(src.buf.data(), n, want.begin());
 		ibv_sge rs = dst.sge(0, 8192), ss = src.sge(0, n);
@@ -1173,7 +1154,7 @@ TEST_F(Rc, WriteWithImmediateConsumesAReceive)
 		 ok(102, IBV_WC_RECV_RDMA_WITH_IMM, b.qp.get(), 0u,
 		    IBV_WC_WITH_IMM, 0x55667788u)}));
 	EXPECT_TRUE(same(dst.buf.data(), want.data(), 8192, "WRITE target"));
-	const Buffer untouched(4096);
+	const Buffer untouched = patterned(4096);
 	EXPECT_TRUE(same(rbuf.buf.data(), untouched.data(), 4096,
 			 "receive buffer"));
 }
@@ -1303,7 +1284,7 @@ TEST_F(Rc, AtomicsReturnTheOriginalValue)
 			 4096 - 32, "rest of remote memory"));
 	EXPECT_TRUE(same(remote.buf.data(), rbefore.data(), 8,
 			 "remote word 0"));
-	const Buffer lbefore(4096);
+	const Buffer lbefore = patterned(4096);
 	EXPECT_TRUE(same(local.buf.data() + 40, lbefore.data() + 40, 4096 - 40,
 			 "rest of local memory"));
 	EXPECT_TRUE(quiet(b.rcq.get(), 0ms));
@@ -1383,7 +1364,7 @@ TEST_P(RcRemoteAccess, FailsAndLeavesMemoryAlone)
 		access &= ~IBV_ACCESS_REMOTE_ATOMIC;
 	Pd other(ibv_alloc_pd(ctx_.get()));
 	ASSERT_TRUE(other) << std::strerror(errno);
-	Buffer arena(3 * 4096);
+	Buffer arena = patterned(3 * 4096);
 	const std::vector<uint8_t> before = arena.image();
 	Mr mr(ibv_reg_mr(c.fault == Fault::OtherPdMr ? other.get() : pd_.get(),
 			 arena.data() + 4096, 4096, access));
@@ -1417,7 +1398,7 @@ TEST_P(RcRemoteAccess, FailsAndLeavesMemoryAlone)
 		break;
 	case Op::CmpSwap:
 		bad = atomic_wr(1, IBV_WR_ATOMIC_CMP_AND_SWP, &s, raddr, rkey,
-				pat(kSentinel, 0), 0x42);
+				pat(kSentinelSeed, 0), 0x42);
 		break;
 	case Op::FetchAdd:
 		bad = atomic_wr(1, IBV_WR_ATOMIC_FETCH_AND_ADD, &s, raddr, rkey,
@@ -1445,7 +1426,7 @@ TEST_P(RcRemoteAccess, FailsAndLeavesMemoryAlone)
 
 	EXPECT_TRUE(same(arena.data(), before.data(), before.size(),
 			 "responder memory"));
-	const Buffer gbefore(4096, 22);
+	const Buffer gbefore = patterned(4096, 22);
 	EXPECT_TRUE(same(good.buf.data(), gbefore.data(), 4096,
 			 "responder's other MR"));
 	// The responder completes nothing (no receive was consumed).
@@ -1528,7 +1509,7 @@ TEST_F(Rc, ReceiveBufferTooSmall)
 	EXPECT_TRUE(completes(a.scq.get(),
 			      {err(3, IBV_WC_WR_FLUSH_ERR, a.qp.get())}));
 	// The second receive buffer was never written.
-	const Buffer untouched(4096);
+	const Buffer untouched = patterned(4096);
 	EXPECT_TRUE(same(dst.buf.data() + 2048, untouched.data() + 2048, 2048,
 			 "second receive buffer"));
 	EXPECT_TRUE(quiet(a.scq.get()));
@@ -1581,7 +1562,7 @@ TEST_P(RcLocalProtection, SendSgeOutsideItsMr)
 			      {err(3, IBV_WC_WR_FLUSH_ERR, a.qp.get())}));
 	// Nothing reached the responder.
 	EXPECT_TRUE(quiet(b.rcq.get()));
-	const Buffer untouched(8192);
+	const Buffer untouched = patterned(8192);
 	EXPECT_TRUE(same(dst.buf.data(), untouched.data(), 8192,
 			 "receive buffer"));
 }

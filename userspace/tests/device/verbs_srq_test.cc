@@ -21,10 +21,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <map>
-#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -61,31 +59,24 @@ uint8_t pat(uint32_t seed, size_t i)
 	return uint8_t(x);
 }
 
-// Page-aligned, registered memory; the MR goes before the buffer.
+// Sentinel-filled, registered memory; the MR goes before the buffer.
 class Region {
 public:
-	Region(ibv_pd *pd, size_t len)
-		: buf_(static_cast<uint8_t *>(
-			  std::aligned_alloc(4096, (len + 4095) & ~size_t(4095))))
+	Region(ibv_pd *pd, size_t len) : buf_(len)
 	{
-		if (!buf_)
-			return;
-		std::memset(buf_.get(), 0x5e, len);
-		mr_.reset(ibv_reg_mr(pd, buf_.get(), len,
-				     IBV_ACCESS_LOCAL_WRITE));
+		if (buf_.data())
+			mr_.reset(ibv_reg_mr(pd, buf_.data(), len,
+					     IBV_ACCESS_LOCAL_WRITE));
 	}
 	explicit operator bool() const { return bool(mr_); }
-	uint8_t *at(size_t off) const { return buf_.get() + off; }
+	uint8_t *at(size_t off) const { return buf_.data() + off; }
 	ibv_sge sge(size_t off, uint32_t len) const
 	{
-		return {reinterpret_cast<uintptr_t>(at(off)), len, mr_->lkey};
+		return {buf_.addr(off), len, mr_->lkey};
 	}
 
 private:
-	struct Free {
-		void operator()(uint8_t *p) const { std::free(p); }
-	};
-	std::unique_ptr<uint8_t[], Free> buf_;
+	Buffer buf_;
 	Mr mr_;
 };
 
@@ -495,13 +486,13 @@ public:
 		for (uint32_t i = 0; i < kSlot; i++) {
 			const uint8_t want =
 				i < len ? pat(msg_seed(s->second, seq), i)
-					: uint8_t(0x5e);
+					: kSentinel;
 			if (p[i] != want)
 				return ::testing::AssertionFailure()
 				       << wc_str(wc) << ": byte " << i
 				       << " of the buffer is wrong";
 		}
-		std::memset(bufs_.at(wc.wr_id * kSlot), 0x5e, kSlot);
+		std::memset(bufs_.at(wc.wr_id * kSlot), kSentinel, kSlot);
 		return ::testing::AssertionSuccess();
 	}
 

@@ -1,7 +1,8 @@
 // Helpers the device tests share, so that each file states only what its
 // cases are about: bounded waits for completions and their descriptions in
-// failure messages, the device's own IPv4 RoCE v2 GID, and QPs of the
-// device with their own CQs, connected to each other through it.
+// failure messages, the device's own IPv4 RoCE v2 GID, QPs of the device
+// with their own CQs, connected to each other through it, and memory whose
+// every byte is known.
 #ifndef SROCE_TESTS_VERBS_UTIL_H
 #define SROCE_TESTS_VERBS_UTIL_H
 
@@ -15,7 +16,9 @@
 #include <chrono>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -302,6 +305,55 @@ inline ::testing::AssertionResult make_end(End &e, ibv_pd *pd,
 		return ::testing::AssertionFailure()
 		       << "ibv_create_qp: " << std::strerror(errno);
 	e.cap = a.cap;
+	return ::testing::AssertionSuccess();
+}
+
+inline constexpr size_t kPage = 4096;
+// What memory nobody may write to holds.
+inline constexpr uint8_t kSentinel = 0x5e;
+
+// Page-aligned memory filled with one byte value (freed on destruction).
+class Buffer {
+public:
+	Buffer() = default;
+	explicit Buffer(size_t len, uint8_t fill = kSentinel)
+		: len_(len),
+		  mem_(static_cast<uint8_t *>(std::aligned_alloc(
+			  kPage, (std::max<size_t>(len, 1) + kPage - 1) &
+					 ~(kPage - 1))))
+	{
+		if (mem_)
+			std::memset(mem_.get(), fill, len);
+	}
+	uint8_t *data() const { return mem_.get(); }
+	size_t size() const { return len_; }
+	uint64_t addr(size_t off = 0) const
+	{
+		return reinterpret_cast<uintptr_t>(mem_.get()) + off;
+	}
+	// A copy of the contents, to build the expected image from.
+	std::vector<uint8_t> image() const
+	{
+		return {mem_.get(), mem_.get() + len_};
+	}
+
+private:
+	struct Free {
+		void operator()(uint8_t *p) const { std::free(p); }
+	};
+	size_t len_ = 0;
+	std::unique_ptr<uint8_t[], Free> mem_;
+};
+
+// Every byte of [p, p + n) is v.
+inline ::testing::AssertionResult all_are(const uint8_t *p, size_t n,
+					  uint8_t v, const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return ::testing::AssertionFailure()
+			       << what << ": byte " << i << " is 0x" << std::hex
+			       << int(p[i]) << ", want 0x" << int(v);
 	return ::testing::AssertionSuccess();
 }
 
