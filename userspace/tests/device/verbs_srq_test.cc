@@ -750,12 +750,7 @@ TEST_F(Srqs, UdQpsReceiveDatagramsThroughTheSrq)
 		receivers_.push_back(ud_qp(scq.get(), true));
 		ASSERT_TRUE(receivers_.back()) << std::strerror(errno);
 	}
-	ibv_ah_attr aa{};
-	aa.is_global = 1;
-	aa.grh.dgid = gid_;
-	aa.grh.sgid_index = uint8_t(gid_index_);
-	aa.grh.hop_limit = 64;
-	aa.port_num = 1;
+	ibv_ah_attr aa = ah_attr(gid_, gid_index_);
 	Ah ah(ibv_create_ah(pd_.get(), &aa));
 	ASSERT_TRUE(ah) << "ibv_create_ah: " << std::strerror(errno);
 

@@ -103,20 +103,9 @@ protected:
 		return ::testing::AssertionSuccess();
 	}
 
-	ibv_ah_attr ah_attr(const ibv_gid &dgid) const
-	{
-		ibv_ah_attr a{};
-		a.is_global = 1;
-		a.grh.dgid = dgid;
-		a.grh.sgid_index = uint8_t(gid_index_);
-		a.grh.hop_limit = 64;
-		a.port_num = 1;
-		return a;
-	}
-
 	Ah make_ah(ibv_pd *pd, const ibv_gid &dgid)
 	{
-		ibv_ah_attr a = ah_attr(dgid);
+		ibv_ah_attr a = ah_attr(dgid, gid_index_);
 		return Ah(ibv_create_ah(pd, &a));
 	}
 

@@ -193,6 +193,19 @@ inline ::testing::AssertionResult to_init(ibv_qp *qp, const Link &l = {})
 		      "RESET->INIT");
 }
 
+// The address of dgid, from the GID at sgid_index of port 1.
+inline ibv_ah_attr ah_attr(const ibv_gid &dgid, int sgid_index)
+{
+	ibv_ah_attr a{};
+
+	a.is_global = 1;
+	a.grh.dgid = dgid;
+	a.grh.sgid_index = uint8_t(sgid_index);
+	a.grh.hop_limit = 64;
+	a.port_num = 1;
+	return a;
+}
+
 // UC has no acknowledgements, hence no RNR NAKs and no RDMA READ or atomic
 // responses: its RTR and RTS take none of the attributes for those, and
 // ib_core refuses them.
@@ -213,11 +226,7 @@ inline ::testing::AssertionResult to_rtr(ibv_qp *qp, uint32_t dest_qpn,
 		a.min_rnr_timer = l.min_rnr_timer;
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	}
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = dgid;
-	a.ah_attr.grh.sgid_index = uint8_t(sgid_index);
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
+	a.ah_attr = ah_attr(dgid, sgid_index);
 	return modify(qp, a, mask, "INIT->RTR");
 }
 
