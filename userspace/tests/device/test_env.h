@@ -1,7 +1,9 @@
 // What every device test needs from its environment: the device the test
-// bed set up (SROCE_RDMA_DEV) and the module's debugfs object counts.
+// bed set up (SROCE_RDMA_DEV) and the module's debugfs counters.
 #ifndef SROCE_TESTS_TEST_ENV_H
 #define SROCE_TESTS_TEST_ENV_H
+
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -34,11 +36,24 @@ inline Context open_device(const std::string &name)
 	return ctx;
 }
 
-// One live-object count of /sys/kernel/debug/sroce/objects ("mrs", "cqs",
-// ...), or -1 if it cannot be read.
-inline long debugfs_count(const std::string &kind)
+// Opens the device under test into ctx, its name into *name; a fatal
+// failure if that cannot be done, so call it under ASSERT_NO_FATAL_FAILURE.
+inline void open_test_device(Context &ctx, std::string *name = nullptr)
 {
-	std::ifstream f(kObjects);
+	const std::string n = test_device_name();
+
+	if (name)
+		*name = n;
+	ASSERT_FALSE(n.empty()) << "SROCE_RDMA_DEV not set";
+	ctx = open_device(n);
+	ASSERT_TRUE(ctx) << "cannot open " << n;
+}
+
+// The value of key in a debugfs file of "key value" lines, or -1 if it
+// cannot be read (not root, no debugfs, or not sroce).
+inline long debugfs_value(const std::string &path, const std::string &key)
+{
+	std::ifstream f(path);
 	std::string line;
 
 	while (std::getline(f, line)) {
@@ -46,10 +61,24 @@ inline long debugfs_count(const std::string &kind)
 		std::string k;
 		long n;
 
-		if (in >> k >> n && k == kind)
+		if (in >> k >> n && k == key)
 			return n;
 	}
 	return -1;
+}
+
+// One live-object count of /sys/kernel/debug/sroce/objects ("mrs", "cqs",
+// ...), or -1 if it cannot be read.
+inline long debugfs_count(const std::string &kind)
+{
+	return debugfs_value(kObjects, kind);
+}
+
+// One count of /sys/kernel/debug/sroce/rx_drops ("bad_qkey", ...), or -1
+// if it cannot be read (rdma_rxe has none).
+inline long rx_drops(const std::string &reason)
+{
+	return debugfs_value("/sys/kernel/debug/sroce/rx_drops", reason);
 }
 
 } // namespace sroce::test

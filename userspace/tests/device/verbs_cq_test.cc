@@ -61,10 +61,7 @@ class CompletionQueue : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_));
 		ASSERT_EQ(ibv_query_device(ctx_.get(), &attr_), 0);
 	}
 

@@ -30,7 +30,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -39,19 +38,14 @@
 
 #include "test_env.h"
 #include "verbs_raii.h"
+#include "verbs_util.h"
 
 namespace sroce::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// Generous: QEMU TCG guests on a loaded host are slow.
-constexpr auto kWait = 30s;
 constexpr auto kQuiet = 300ms;
-constexpr int kRemoteAll = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC;
-constexpr int kMrAll = IBV_ACCESS_LOCAL_WRITE | kRemoteAll;
 constexpr uint64_t kRcOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
@@ -61,14 +55,6 @@ constexpr uint64_t kWcFlags =
 	IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
 	IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
 	IBV_WC_EX_WITH_DLID_PATH_BITS;
-
-struct CqExDeleter {
-	void operator()(ibv_cq_ex *c) const
-	{
-		ibv_destroy_cq(ibv_cq_ex_to_cq(c));
-	}
-};
-using CqEx = std::unique_ptr<ibv_cq_ex, CqExDeleter>;
 
 // Registered memory with a byte pattern.
 struct Region {
@@ -132,7 +118,7 @@ std::string str(const Wc &w)
 }
 
 // Up to n completions of cq through ibv_poll_cq, within limit.
-std::vector<Wc> poll_n(ibv_cq *cq, size_t n, Clock::duration limit = kWait)
+std::vector<Wc> poll_wcs(ibv_cq *cq, size_t n, Clock::duration limit = kWait)
 {
 	std::vector<Wc> out;
 	const auto deadline = Clock::now() + limit;
@@ -242,35 +228,14 @@ class Ex : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		std::string name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_, &name));
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_) << std::strerror(errno);
-		ASSERT_TRUE(find_gid()) << "no IPv4 RoCE v2 GID on " << name;
+		gid_index_ = ipv4_gid(ctx_.get(), gid_);
+		ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID on " << name;
 		// Events left over from earlier tests are not ours.
 		events(ctx_.get(), 0ms);
-	}
-
-	bool find_gid()
-	{
-		ibv_port_attr port{};
-		if (ibv_query_port(ctx_.get(), 1, &port))
-			return false;
-		static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0,
-						  0, 0, 0, 0, 0xff, 0xff};
-		for (int i = 0; i < port.gid_tbl_len; i++) {
-			ibv_gid_entry e{};
-			if (ibv_query_gid_ex(ctx_.get(), 1, uint32_t(i), &e, 0) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
-			    std::memcmp(e.gid.raw, v4map, 12))
-				continue;
-			gid_ = e.gid;
-			gid_index_ = i;
-			return true;
-		}
-		return false;
 	}
 
 	Cq cq(int cqe = 64)
@@ -299,77 +264,17 @@ protected:
 		return Qp(ibv_create_qp_ex(ctx_.get(), &a));
 	}
 
-	static ::testing::AssertionResult modify(ibv_qp *q, ibv_qp_attr &a,
-						 int mask, const char *what)
-	{
-		const int r = ibv_modify_qp(q, &a, mask);
-		if (r)
-			return ::testing::AssertionFailure()
-			       << what << ": " << std::strerror(r);
-		return ::testing::AssertionSuccess();
-	}
-
-	static ::testing::AssertionResult to_init(ibv_qp *q, int access)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		a.qp_access_flags = unsigned(access);
-		return modify(q, a,
-			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				      IBV_QP_ACCESS_FLAGS,
-			      "RESET->INIT");
-	}
-
-	::testing::AssertionResult to_rtr(ibv_qp *q, uint32_t dest)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = dest;
-		a.rq_psn = 0x100;
-		a.max_dest_rd_atomic = 4;
-		a.min_rnr_timer = 12;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = gid_;
-		a.ah_attr.grh.sgid_index = uint8_t(gid_index_);
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		return modify(q, a,
-			      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				      IBV_QP_MAX_DEST_RD_ATOMIC |
-				      IBV_QP_MIN_RNR_TIMER,
-			      "INIT->RTR");
-	}
-
-	static ::testing::AssertionResult to_rts(ibv_qp *q, uint8_t rnr_retry = 7)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 18;
-		a.retry_cnt = 7;
-		a.rnr_retry = rnr_retry;
-		a.sq_psn = 0x100;
-		a.max_rd_atomic = 4;
-		return modify(q, a,
-			      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				      IBV_QP_MAX_QP_RD_ATOMIC,
-			      "RTR->RTS");
-	}
-
 	// a and b to RTS, each sending to the other.
 	::testing::AssertionResult connect(ibv_qp *a, ibv_qp *b,
 					   int access_b = kRemoteAll)
 	{
-		::testing::AssertionResult r = to_init(a, kRemoteAll);
+		::testing::AssertionResult r = to_init(a);
 		if (r)
-			r = to_init(b, access_b);
+			r = to_init(b, {.access = access_b});
 		if (r)
-			r = to_rtr(a, b->qp_num);
+			r = to_rtr(a, b->qp_num, gid_, gid_index_);
 		if (r)
-			r = to_rtr(b, a->qp_num);
+			r = to_rtr(b, a->qp_num, gid_, gid_index_);
 		if (r)
 			r = to_rts(a);
 		if (r)
@@ -482,7 +387,7 @@ TEST_F(ExQp, EveryOperationMovesItsDataAndCompletes)
 	ibv_wr_set_sge(x, src.mr->lkey, src.addr(3008), 8);
 	ASSERT_EQ(ibv_wr_complete(x), 0);
 
-	const std::vector<Wc> s = poll_n(scq.get(), 7);
+	const std::vector<Wc> s = poll_wcs(scq.get(), 7);
 	ASSERT_EQ(s.size(), 7u);
 	const ibv_wc_opcode sops[] = {IBV_WC_SEND,	 IBV_WC_SEND,
 				      IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE,
@@ -493,7 +398,7 @@ TEST_F(ExQp, EveryOperationMovesItsDataAndCompletes)
 	EXPECT_EQ(s[4].byte_len, 64u);
 	EXPECT_EQ(s[5].byte_len, 8u);
 
-	const std::vector<Wc> r = poll_n(rcq.get(), 3);
+	const std::vector<Wc> r = poll_wcs(rcq.get(), 3);
 	ASSERT_EQ(r.size(), 3u);
 	EXPECT_TRUE(is_ok(r[0], 50, IBV_WC_RECV, b.get()));
 	EXPECT_EQ(r[0].byte_len, 100u);
@@ -567,7 +472,7 @@ TEST_F(ExQp, AbortAndFailedCompletePostNothing)
 	ibv_wr_set_inline_data(x, big.data(), big.size());
 	EXPECT_EQ(ibv_wr_complete(x), EINVAL);
 
-	EXPECT_TRUE(poll_n(scq.get(), 1, kQuiet).empty());
+	EXPECT_TRUE(poll_wcs(scq.get(), 1, kQuiet).empty());
 	EXPECT_EQ(dst.buf, dst0);
 
 	// The slots are free again: the next batch is the next work.
@@ -577,10 +482,10 @@ TEST_F(ExQp, AbortAndFailedCompletePostNothing)
 	ibv_wr_rdma_write(x, dst.mr->rkey, dst.addr(128));
 	ibv_wr_set_sge(x, src.mr->lkey, src.addr(), 8);
 	ASSERT_EQ(ibv_wr_complete(x), 0);
-	const std::vector<Wc> s = poll_n(scq.get(), 1);
+	const std::vector<Wc> s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_TRUE(is_ok(s[0], 15, IBV_WC_RDMA_WRITE, a.get()));
-	EXPECT_TRUE(poll_n(scq.get(), 1, kQuiet).empty());
+	EXPECT_TRUE(poll_wcs(scq.get(), 1, kQuiet).empty());
 	EXPECT_EQ(0, std::memcmp(dst.buf.data(), dst0.data(), 128));
 	EXPECT_EQ(0, std::memcmp(dst.buf.data() + 128, src.buf.data(), 8));
 }
@@ -684,7 +589,7 @@ TEST_F(ExCq, ExtendedPollingReadsWhatPollCqReads)
 	while (got.size() < kN / 2 && ibv_next_poll(rcq.get()) == 0)
 		got.push_back(from_cq_ex(rcq.get()));
 	ibv_end_poll(rcq.get());
-	const std::vector<Wc> rest = poll_n(rcq_base, kN - got.size());
+	const std::vector<Wc> rest = poll_wcs(rcq_base, kN - got.size());
 	got.insert(got.end(), rest.begin(), rest.end());
 	ASSERT_EQ(got.size(), size_t(kN));
 	for (int i = 0; i < kN; i++) {
@@ -695,8 +600,8 @@ TEST_F(ExCq, ExtendedPollingReadsWhatPollCqReads)
 	}
 	// Consumed exactly once.
 	EXPECT_EQ(ibv_start_poll(rcq.get(), &pa), ENOENT);
-	EXPECT_TRUE(poll_n(rcq_base, 1, kQuiet).empty());
-	EXPECT_TRUE(poll_n(scq.get(), 1, kQuiet).empty());	// unsignaled
+	EXPECT_TRUE(poll_wcs(rcq_base, 1, kQuiet).empty());
+	EXPECT_TRUE(poll_wcs(scq.get(), 1, kQuiet).empty());	// unsignaled
 }
 
 // ---------------------------------------------------------------------
@@ -724,7 +629,7 @@ TEST_F(ExAsync, RkeyViolationRaisesAccessErrOnTheResponderOnly)
 	wr.wr.rdma.remote_addr = dst.addr();
 	wr.wr.rdma.rkey = dst.mr->rkey ^ 0x5a5a0000;
 	ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
-	const std::vector<Wc> s = poll_n(scq.get(), 1);
+	const std::vector<Wc> s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_EQ(s[0].status, IBV_WC_REM_ACCESS_ERR) << str(s[0]);
 
@@ -755,7 +660,7 @@ TEST_F(ExAsync, RequestTheQpDoesNotAllowRaisesReqErr)
 	wr.wr.rdma.remote_addr = dst.addr();
 	wr.wr.rdma.rkey = dst.mr->rkey;
 	ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
-	const std::vector<Wc> s = poll_n(scq.get(), 1);
+	const std::vector<Wc> s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_EQ(s[0].status, IBV_WC_REM_INV_REQ_ERR) << str(s[0]);
 
@@ -771,10 +676,10 @@ TEST_F(ExAsync, CommEstOnceWhenAQpInRtrReceives)
 	Qp a = qp(scq.get(), rcq.get()), b = qp(scq.get(), rcq.get());
 	ASSERT_TRUE(a && b);
 	// a in RTS, b only in RTR: b receives but does not send.
-	ASSERT_TRUE(to_init(a.get(), kRemoteAll));
-	ASSERT_TRUE(to_init(b.get(), kRemoteAll));
-	ASSERT_TRUE(to_rtr(a.get(), b->qp_num));
-	ASSERT_TRUE(to_rtr(b.get(), a->qp_num));
+	ASSERT_TRUE(to_init(a.get()));
+	ASSERT_TRUE(to_init(b.get()));
+	ASSERT_TRUE(to_rtr(a.get(), b->qp_num, gid_, gid_index_));
+	ASSERT_TRUE(to_rtr(b.get(), a->qp_num, gid_, gid_index_));
 	ASSERT_TRUE(to_rts(a.get()));
 	EXPECT_TRUE(events_are(ctx_.get(), {}, kQuiet));
 
@@ -792,11 +697,11 @@ TEST_F(ExAsync, CommEstOnceWhenAQpInRtrReceives)
 		wr.opcode = IBV_WR_SEND;
 		wr.send_flags = IBV_SEND_SIGNALED;
 		ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
-		const std::vector<Wc> s = poll_n(scq.get(), 1);
+		const std::vector<Wc> s = poll_wcs(scq.get(), 1);
 		ASSERT_EQ(s.size(), 1u);
 		EXPECT_TRUE(is_ok(s[0], i, IBV_WC_SEND, a.get()));
 	}
-	EXPECT_EQ(poll_n(rcq.get(), 2).size(), 2u);
+	EXPECT_EQ(poll_wcs(rcq.get(), 2).size(), 2u);
 	EXPECT_TRUE(events_are(ctx_.get(),
 			       {{IBV_EVENT_COMM_EST, b.get(), 0}}));
 
@@ -810,7 +715,7 @@ TEST_F(ExAsync, CommEstOnceWhenAQpInRtrReceives)
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
 	ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
-	EXPECT_EQ(poll_n(rcq.get(), 1).size(), 1u);
+	EXPECT_EQ(poll_wcs(rcq.get(), 1).size(), 1u);
 	EXPECT_TRUE(events_are(ctx_.get(), {}, kQuiet));
 }
 
@@ -959,23 +864,6 @@ TEST_F(ExSqd, AnIdleSendQueueIsDrainedAtOnce)
 	EXPECT_TRUE(draining(b.get(), 0));
 }
 
-// The count of one reason in /sys/kernel/debug/sroce/rx_drops, or -1.
-long rx_drops(const std::string &reason)
-{
-	std::ifstream f("/sys/kernel/debug/sroce/rx_drops");
-	std::string line;
-
-	while (std::getline(f, line)) {
-		std::istringstream in(line);
-		std::string k;
-		long n;
-
-		if (in >> k >> n && k == reason)
-			return n;
-	}
-	return -1;
-}
-
 // A message started before SQD completes (once its peer answers); a
 // message posted after it waits for RTS.
 TEST_F(ExSqd, StartedMessagesFinishAndNewOnesWaitForRts)
@@ -1000,9 +888,9 @@ TEST_F(ExSqd, StartedMessagesFinishAndNewOnesWaitForRts)
 	// a in RTS, b still in INIT: b drops a's packets (counted as
 	// qp_state drops), so a's SEND is started and stays unacknowledged
 	// (the transport timer resends it) for as long as b stays in INIT.
-	ASSERT_TRUE(to_init(a.get(), kRemoteAll));
-	ASSERT_TRUE(to_init(b.get(), kRemoteAll));
-	ASSERT_TRUE(to_rtr(a.get(), b->qp_num));
+	ASSERT_TRUE(to_init(a.get()));
+	ASSERT_TRUE(to_init(b.get()));
+	ASSERT_TRUE(to_rtr(a.get(), b->qp_num, gid_, gid_index_));
 	ASSERT_TRUE(to_rts(a.get()));
 	const long before = rx_drops("qp_state");
 	ASSERT_GE(before, 0) << "cannot read the rx_drops counters";
@@ -1023,9 +911,9 @@ TEST_F(ExSqd, StartedMessagesFinishAndNewOnesWaitForRts)
 		ASSERT_EQ(post_recv(b.get(), 10 + i,
 				    {dst.addr(64 * i), 64, dst.mr->lkey}),
 			  0);
-	ASSERT_TRUE(to_rtr(b.get(), a->qp_num));
+	ASSERT_TRUE(to_rtr(b.get(), a->qp_num, gid_, gid_index_));
 	ASSERT_TRUE(to_rts(b.get()));
-	std::vector<Wc> s = poll_n(scq.get(), 1);
+	std::vector<Wc> s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_TRUE(is_ok(s[0], 1, IBV_WC_SEND, a.get()));
 	// b may have been in RTR still when the SEND came (COMM_EST).
@@ -1038,16 +926,16 @@ TEST_F(ExSqd, StartedMessagesFinishAndNewOnesWaitForRts)
 	EXPECT_EQ(ev[0].element, a.get());
 	EXPECT_TRUE(draining(a.get(), 0));
 	// WR 2 waits in the SQ.
-	EXPECT_TRUE(poll_n(scq.get(), 1, kQuiet).empty());
-	EXPECT_EQ(poll_n(rcq.get(), 2, kQuiet).size(), 1u);
+	EXPECT_TRUE(poll_wcs(scq.get(), 1, kQuiet).empty());
+	EXPECT_EQ(poll_wcs(rcq.get(), 2, kQuiet).size(), 1u);
 
 	ibv_qp_attr rts{};
 	rts.qp_state = IBV_QPS_RTS;
 	ASSERT_TRUE(modify(a.get(), rts, IBV_QP_STATE, "SQD->RTS"));
-	s = poll_n(scq.get(), 1);
+	s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_TRUE(is_ok(s[0], 2, IBV_WC_SEND, a.get()));
-	EXPECT_EQ(poll_n(rcq.get(), 1).size(), 1u);
+	EXPECT_EQ(poll_wcs(rcq.get(), 1).size(), 1u);
 }
 
 // ---------------------------------------------------------------------
@@ -1203,7 +1091,7 @@ TEST_F(ExQuery, ReportsTheErrorStateTheDeviceChose)
 	wr.wr.rdma.remote_addr = 0x1000;
 	wr.wr.rdma.rkey = 0x42;
 	ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
-	ASSERT_EQ(poll_n(scq.get(), 1).size(), 1u);
+	ASSERT_EQ(poll_wcs(scq.get(), 1).size(), 1u);
 	events(ctx_.get(), kQuiet);
 
 	for (ibv_qp *q : {a.get(), b.get()}) {

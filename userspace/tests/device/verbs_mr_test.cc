@@ -54,10 +54,7 @@ class MemoryRegion : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		name_ = test_device_name();
-		ASSERT_FALSE(name_.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name_);
-		ASSERT_TRUE(ctx_) << "cannot open " << name_;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_, &name_));
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_) << std::strerror(errno);
 		ASSERT_TRUE(page_.get());

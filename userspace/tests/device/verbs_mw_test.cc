@@ -21,7 +21,6 @@
 // - ibv_dereg_mr() fails while windows are bound to the MR.
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
 #include <endian.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,117 +31,19 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "test_env.h"
 #include "verbs_raii.h"
+#include "verbs_util.h"
 
 namespace sroce::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-// Generous: TCG guests on a loaded host are slow.
-constexpr auto kWait = 30s;
-constexpr int kRemoteAll = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC;
-constexpr size_t kPage = 4096;
-constexpr uint8_t kSentinel = 0x5e;
-
-struct MwDeleter {
-	void operator()(ibv_mw *m) const { ibv_dealloc_mw(m); }
-};
-using Mw = std::unique_ptr<ibv_mw, MwDeleter>;
-
-// Page-aligned memory filled with one byte value (freed on destruction).
-class Buffer {
-public:
-	explicit Buffer(size_t len, uint8_t fill = kSentinel)
-		: len_(len),
-		  mem_(static_cast<uint8_t *>(std::aligned_alloc(kPage, len)))
-	{
-		if (mem_)
-			std::memset(mem_.get(), fill, len);
-	}
-	uint8_t *data() const { return mem_.get(); }
-	uint64_t addr(size_t off = 0) const
-	{
-		return reinterpret_cast<uintptr_t>(mem_.get()) + off;
-	}
-	size_t size() const { return len_; }
-
-private:
-	struct Free {
-		void operator()(uint8_t *p) const { std::free(p); }
-	};
-	size_t len_;
-	std::unique_ptr<uint8_t[], Free> mem_;
-};
-
-// Every byte of [p, p + n) is v.
-::testing::AssertionResult all_are(const uint8_t *p, size_t n, uint8_t v,
-				   const char *what)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != v)
-			return ::testing::AssertionFailure()
-			       << what << ": byte " << i << " is 0x" << std::hex
-			       << int(p[i]) << ", want 0x" << int(v);
-	return ::testing::AssertionSuccess();
-}
-
-std::string wc_str(const ibv_wc &wc)
-{
-	std::ostringstream o;
-	o << "{wr_id " << wc.wr_id << ", " << ibv_wc_status_str(wc.status)
-	  << ", opcode " << int(wc.opcode) << ", byte_len " << wc.byte_len
-	  << ", wc_flags 0x" << std::hex << wc.wc_flags << ", ex 0x"
-	  << wc.invalidated_rkey << std::dec << "}";
-	return o.str();
-}
-
-// The next completion of cq, within kWait; false if none came.
-bool next_wc(ibv_cq *cq, ibv_wc &wc)
-{
-	const auto deadline = Clock::now() + kWait;
-	for (;;) {
-		const int n = ibv_poll_cq(cq, 1, &wc);
-		if (n == 1)
-			return true;
-		if (n < 0 || Clock::now() > deadline)
-			return false;
-		std::this_thread::sleep_for(50us);
-	}
-}
-
-// The next completion of cq has wr_id, status and (on success) opcode.
-::testing::AssertionResult completes(ibv_cq *cq, uint64_t wr_id,
-				     ibv_wc_status st, ibv_wc_opcode op)
-{
-	ibv_wc wc{};
-	if (!next_wc(cq, wc))
-		return ::testing::AssertionFailure()
-		       << "no completion for wr_id " << wr_id << " ("
-		       << ibv_wc_status_str(st) << " expected)";
-	if (wc.wr_id != wr_id || wc.status != st ||
-	    (st == IBV_WC_SUCCESS && wc.opcode != op))
-		return ::testing::AssertionFailure()
-		       << wc_str(wc) << ", want wr_id " << wr_id << " "
-		       << ibv_wc_status_str(st) << " opcode " << int(op);
-	return ::testing::AssertionSuccess();
-}
-
-// One end of a connection: a QP with its own CQs (the QP goes first).
-struct End {
-	Cq scq, rcq;
-	Qp qp;
-	ibv_qp *operator->() const { return qp.get(); }
-};
 
 // Which window type a case uses.
 enum class Type { One, Two };
@@ -156,10 +57,8 @@ class MwTest : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		std::string name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_, &name));
 		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
 		const unsigned need = IBV_DEVICE_MEM_WINDOW |
 				      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
@@ -167,133 +66,31 @@ protected:
 			GTEST_SKIP() << name << " has no type 1 and 2B windows";
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_) << std::strerror(errno);
-		ASSERT_TRUE(find_gid()) << "no IPv4 RoCE v2 GID on " << name;
+		gid_index_ = ipv4_gid(ctx_.get(), gid_,
+				      std::getenv("SROCE_IP4"));
+		ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID on " << name;
 		ASSERT_TRUE(pair(a_, b_));
 	}
 
-	// The first IPv4-mapped RoCE v2 GID (or SROCE_IP4's).
-	bool find_gid()
+	// Small queues, with the extended send API where MwsEx wants it.
+	Caps caps() const
 	{
-		ibv_port_attr port{};
-		if (ibv_query_port(ctx_.get(), 1, &port))
-			return false;
-		const char *want = std::getenv("SROCE_IP4");
-		ibv_gid w{};
-		const bool have_want = want && *want &&
-				       inet_pton(AF_INET, want, w.raw + 12) == 1;
-		w.raw[10] = w.raw[11] = 0xff;
-		static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0,
-						  0, 0, 0, 0, 0xff, 0xff};
-		for (int i = 0; i < port.gid_tbl_len; i++) {
-			ibv_gid_entry e{};
-			if (ibv_query_gid_ex(ctx_.get(), 1, uint32_t(i), &e, 0) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
-			    std::memcmp(e.gid.raw, v4map, 12))
-				continue;
-			if (have_want && std::memcmp(e.gid.raw, w.raw, 16))
-				continue;
-			gid_ = e.gid;
-			gid_index_ = i;
-			return true;
-		}
-		return false;
-	}
-
-	::testing::AssertionResult make_end(End &e)
-	{
-		e.scq.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
-		e.rcq.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
-		if (!e.scq || !e.rcq)
-			return ::testing::AssertionFailure()
-			       << "ibv_create_cq: " << std::strerror(errno);
-		ibv_qp_init_attr_ex a{};
-		a.send_cq = e.scq.get();
-		a.recv_cq = e.rcq.get();
-		a.qp_type = IBV_QPT_RC;
-		a.cap.max_send_wr = 32;
-		a.cap.max_recv_wr = 32;
-		a.cap.max_send_sge = 2;
-		a.cap.max_recv_sge = 2;
-		a.comp_mask = IBV_QP_INIT_ATTR_PD;
-		a.pd = pd_.get();
-		if (ex_qps_) {
-			a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-			a.send_ops_flags = kExOps;
-		}
-		e.qp.reset(ibv_create_qp_ex(ctx_.get(), &a));
-		if (!e.qp)
-			return ::testing::AssertionFailure()
-			       << "ibv_create_qp: " << std::strerror(errno);
-		return ::testing::AssertionSuccess();
-	}
-
-	::testing::AssertionResult modify(ibv_qp *qp, ibv_qp_attr &a, int mask,
-					  const char *what)
-	{
-		const int r = ibv_modify_qp(qp, &a, mask);
-		if (r)
-			return ::testing::AssertionFailure()
-			       << what << ": " << std::strerror(r);
-		return ::testing::AssertionSuccess();
-	}
-
-	// qp to RTS towards dest_qpn at our own GID.
-	::testing::AssertionResult connect(ibv_qp *qp, uint32_t dest_qpn)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		a.qp_access_flags = kRemoteAll;
-		::testing::AssertionResult r = modify(
-			qp, a,
-			IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				IBV_QP_ACCESS_FLAGS,
-			"RESET->INIT");
-		if (!r)
-			return r;
-		a = {};
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = dest_qpn;
-		a.rq_psn = 0x100;
-		a.max_dest_rd_atomic = 4;
-		a.min_rnr_timer = 12;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = gid_;
-		a.ah_attr.grh.sgid_index = uint8_t(gid_index_);
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		r = modify(qp, a,
-			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				   IBV_QP_MAX_DEST_RD_ATOMIC |
-				   IBV_QP_MIN_RNR_TIMER,
-			   "INIT->RTR");
-		if (!r)
-			return r;
-		a = {};
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 18;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.sq_psn = 0x100;
-		a.max_rd_atomic = 4;
-		return modify(qp, a,
-			      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				      IBV_QP_MAX_QP_RD_ATOMIC,
-			      "RTR->RTS");
+		return {.send_wr = 32,
+			.recv_wr = 32,
+			.sge = 2,
+			.cqe = 64,
+			.send_ops = ex_qps_ ? kExOps : 0};
 	}
 
 	::testing::AssertionResult pair(End &x, End &y)
 	{
-		::testing::AssertionResult r = make_end(x);
+		::testing::AssertionResult r = make_end(x, pd_.get(), caps());
 		if (r)
-			r = make_end(y);
+			r = make_end(y, pd_.get(), caps());
 		if (r)
-			r = connect(x.qp.get(), y->qp_num);
+			r = connect(x.qp.get(), y->qp_num, gid_, gid_index_);
 		if (r)
-			r = connect(y.qp.get(), x->qp_num);
+			r = connect(y.qp.get(), x->qp_num, gid_, gid_index_);
 		return r;
 	}
 
@@ -434,7 +231,7 @@ public:
 	// For bind_and_exit(), which runs in a child process.
 	bool connect_to(ibv_qp *qp, uint32_t dest)
 	{
-		return connect(qp, dest);
+		return connect(qp, dest, gid_, gid_index_);
 	}
 	int post_bind_on(ibv_qp *qp, ibv_mw *mw, ibv_mr *mr, uint64_t addr,
 			 uint64_t len, unsigned access)
@@ -566,8 +363,8 @@ int bind_and_exit(MwTest &t)
 			   IBV_ACCESS_REMOTE_READ))
 		return 5;
 	for (int i = 0; i < 2; i++) {
-		ibv_wc wc{};
-		if (!next_wc(cq.get(), wc) || wc.status != IBV_WC_SUCCESS)
+		const std::optional<ibv_wc> wc = next_wc(cq.get());
+		if (!wc || wc->status != IBV_WC_SUCCESS)
 			return 6;
 	}
 	// Deliberately skip every destructor: the kernel must clean up.
@@ -753,15 +550,15 @@ TEST_P(MwRefused, RemoteAccessError)
 			  0);
 		ASSERT_TRUE(completes(a_.scq.get(), 21, IBV_WC_SUCCESS,
 				      IBV_WC_SEND));
-		ibv_wc wc{};
-		ASSERT_TRUE(next_wc(b_.rcq.get(), wc));
-		EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
-		EXPECT_EQ(wc.opcode, IBV_WC_RECV) << wc_str(wc);
-		EXPECT_EQ(wc.byte_len, 16u);
-		EXPECT_EQ(wc.wc_flags & ~unsigned(IBV_WC_GRH),
+		const std::optional<ibv_wc> wc = next_wc(b_.rcq.get());
+		ASSERT_TRUE(wc);
+		EXPECT_EQ(wc->status, IBV_WC_SUCCESS) << wc_str(*wc);
+		EXPECT_EQ(wc->opcode, IBV_WC_RECV) << wc_str(*wc);
+		EXPECT_EQ(wc->byte_len, 16u);
+		EXPECT_EQ(wc->wc_flags & ~unsigned(IBV_WC_GRH),
 			  unsigned(IBV_WC_WITH_INV))
-			<< wc_str(wc);
-		EXPECT_EQ(wc.invalidated_rkey, rkey) << wc_str(wc);
+			<< wc_str(*wc);
+		EXPECT_EQ(wc->invalidated_rkey, rkey) << wc_str(*wc);
 		// the SEND's payload is where the receive said
 		std::memset(arena_.data() + 3 * kPage, kSentinel, 16);
 		break;
@@ -909,13 +706,8 @@ TEST_P(MwBadBind, CompletesWithBindError)
 		// c2's QP lives in another PD than the window and the MR.
 		other.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(other) << std::strerror(errno);
-		Pd mine = std::move(pd_);
-		pd_.reset(other.release());
-		const ::testing::AssertionResult r = make_end(c2);
-		other.reset(pd_.release());
-		pd_ = std::move(mine);
-		ASSERT_TRUE(r);
-		ASSERT_TRUE(connect(c2.qp.get(), a_->qp_num));
+		ASSERT_TRUE(make_end(c2, other.get(), caps()));
+		ASSERT_TRUE(connect(c2.qp.get(), a_->qp_num, gid_, gid_index_));
 		break;
 	}
 	default:
@@ -1112,10 +904,10 @@ TEST_P(MwBadSendInv, IsAnInvalidRequest)
 		  0);
 	EXPECT_TRUE(completes(a_.scq.get(), 21, IBV_WC_REM_INV_REQ_ERR,
 			      IBV_WC_SEND));
-	ibv_wc wc{};
-	ASSERT_TRUE(next_wc(b_.rcq.get(), wc));
-	EXPECT_EQ(wc.wr_id, 20u);
-	EXPECT_NE(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
+	const std::optional<ibv_wc> wc = next_wc(b_.rcq.get());
+	ASSERT_TRUE(wc);
+	EXPECT_EQ(wc->wr_id, 20u);
+	EXPECT_NE(wc->status, IBV_WC_SUCCESS) << wc_str(*wc);
 }
 
 INSTANTIATE_TEST_SUITE_P(Keys, MwBadSendInv,
@@ -1259,15 +1051,15 @@ TEST_F(MwsEx, SendWithInvalidateRevokesTheWindow)
 	ibv_wr_set_sge(ax_, lmr_->lkey, local_.addr(), 16);
 	ASSERT_EQ(ibv_wr_complete(ax_), 0);
 	ASSERT_TRUE(completes(a_.scq.get(), 21, IBV_WC_SUCCESS, IBV_WC_SEND));
-	ibv_wc wc{};
-	ASSERT_TRUE(next_wc(b_.rcq.get(), wc));
-	EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
-	EXPECT_EQ(wc.wr_id, 20u) << wc_str(wc);
-	EXPECT_EQ(wc.byte_len, 16u) << wc_str(wc);
-	EXPECT_EQ(wc.wc_flags & ~unsigned(IBV_WC_GRH),
+	const std::optional<ibv_wc> wc = next_wc(b_.rcq.get());
+	ASSERT_TRUE(wc);
+	EXPECT_EQ(wc->status, IBV_WC_SUCCESS) << wc_str(*wc);
+	EXPECT_EQ(wc->wr_id, 20u) << wc_str(*wc);
+	EXPECT_EQ(wc->byte_len, 16u) << wc_str(*wc);
+	EXPECT_EQ(wc->wc_flags & ~unsigned(IBV_WC_GRH),
 		  unsigned(IBV_WC_WITH_INV))
-		<< wc_str(wc);
-	EXPECT_EQ(wc.invalidated_rkey, key) << wc_str(wc);
+		<< wc_str(*wc);
+	EXPECT_EQ(wc->invalidated_rkey, key) << wc_str(*wc);
 	EXPECT_TRUE(all_are(arena_.data() + 3 * kPage, 16, 0xa1,
 			    "the SEND's payload"));
 	std::memset(arena_.data() + 3 * kPage, kSentinel, 16);

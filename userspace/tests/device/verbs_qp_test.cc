@@ -17,6 +17,7 @@
 
 #include "test_env.h"
 #include "verbs_raii.h"
+#include "verbs_util.h"
 
 namespace sroce::test {
 namespace {
@@ -34,10 +35,7 @@ class QueuePair : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_));
 		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
 		ASSERT_EQ(ibv_query_port(ctx_.get(), 1, &port_), 0);
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
@@ -65,24 +63,6 @@ protected:
 	{
 		ibv_qp_init_attr a = init(wr, sge, inl);
 		return Qp(ibv_create_qp(pd_.get(), &a));
-	}
-
-	// The index of a RoCE v2 GID holding an IPv4 address, or -1.
-	int ipv4_gid_index()
-	{
-		for (int i = 0; i < port_.gid_tbl_len; i++) {
-			ibv_gid_entry e{};
-			if (ibv_query_gid_ex(ctx_.get(), 1, i, &e, 0))
-				continue;
-			static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0, 0,
-							  0, 0, 0, 0xff, 0xff};
-			if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-			    !std::memcmp(e.gid.raw, v4map, sizeof(v4map))) {
-				gid_ = e.gid;
-				return i;
-			}
-		}
-		return -1;
 	}
 
 	int to_init(ibv_qp *qp)
@@ -239,7 +219,7 @@ TEST_F(QueuePair, RefusesRawPacketQps)
 
 TEST_F(QueuePair, ConnectsAndQueriesEveryAttribute)
 {
-	gid_index_ = ipv4_gid_index();
+	gid_index_ = ipv4_gid(ctx_.get(), gid_);
 	ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
 	Qp a = create(), b = create();
 	ASSERT_TRUE(a && b) << std::strerror(errno);
@@ -310,7 +290,7 @@ TEST_F(QueuePair, ConnectsAndQueriesEveryAttribute)
 
 TEST_F(QueuePair, RefusesIllegalTransitions)
 {
-	gid_index_ = ipv4_gid_index();
+	gid_index_ = ipv4_gid(ctx_.get(), gid_);
 	ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
 	Qp qp = create();
 	ASSERT_TRUE(qp) << std::strerror(errno);
@@ -349,7 +329,7 @@ TEST_F(QueuePair, RefusesIllegalTransitions)
 
 TEST_F(QueuePair, RefusesBadAttributes)
 {
-	gid_index_ = ipv4_gid_index();
+	gid_index_ = ipv4_gid(ctx_.get(), gid_);
 	ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
 	Qp qp = create();
 	ASSERT_TRUE(qp) << std::strerror(errno);
@@ -436,7 +416,7 @@ TEST_F(QueuePair, RefusesBadAttributes)
 
 TEST_F(QueuePair, GoesToErrorFromAnyStateButResetAndBackToReset)
 {
-	gid_index_ = ipv4_gid_index();
+	gid_index_ = ipv4_gid(ctx_.get(), gid_);
 	ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
 
 	for (ibv_qp_state from : {IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR,

@@ -32,6 +32,22 @@ struct ChannelDeleter {
 		ibv_destroy_comp_channel(c);
 	}
 };
+struct SrqDeleter {
+	void operator()(ibv_srq *s) const { ibv_destroy_srq(s); }
+};
+struct AhDeleter {
+	void operator()(ibv_ah *a) const { ibv_destroy_ah(a); }
+};
+struct MwDeleter {
+	void operator()(ibv_mw *m) const { ibv_dealloc_mw(m); }
+};
+// An extended CQ is destroyed through its ibv_cq.
+struct CqExDeleter {
+	void operator()(ibv_cq_ex *c) const
+	{
+		ibv_destroy_cq(ibv_cq_ex_to_cq(c));
+	}
+};
 
 using DeviceList = std::unique_ptr<ibv_device *, DeviceListDeleter>;
 using Context = std::unique_ptr<ibv_context, ContextDeleter>;
@@ -40,6 +56,10 @@ using Cq = std::unique_ptr<ibv_cq, CqDeleter>;
 using Mr = std::unique_ptr<ibv_mr, MrDeleter>;
 using Qp = std::unique_ptr<ibv_qp, QpDeleter>;
 using Channel = std::unique_ptr<ibv_comp_channel, ChannelDeleter>;
+using Srq = std::unique_ptr<ibv_srq, SrqDeleter>;
+using Ah = std::unique_ptr<ibv_ah, AhDeleter>;
+using Mw = std::unique_ptr<ibv_mw, MwDeleter>;
+using CqEx = std::unique_ptr<ibv_cq_ex, CqExDeleter>;
 
 } // namespace sroce::test
 

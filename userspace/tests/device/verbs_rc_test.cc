@@ -52,29 +52,27 @@
 
 #include "test_env.h"
 #include "verbs_raii.h"
+#include "verbs_util.h"
 
 namespace sroce::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// Every wait is bounded.  QEMU TCG guests on a loaded host are slow, so the
-// limits are generous; they only matter when something is broken.
-constexpr auto kWait = 30s;
 // How long "nothing more arrives" is watched for.
 constexpr auto kQuiet = 200ms;
 // How long a flush may take once the QP is in the error state.
 constexpr auto kFlushWait = 5s;
+// These cases poll with shorter naps than kNap; kept, so that their timing
+// does not change.
+constexpr auto kRcNap = 20us;
 
 // Message sizes: empty, one byte, one short packet, both sides of the
 // 1024 and 4096 packet boundaries, many packets, and 1 MiB.
 constexpr uint32_t kSizes[] = {0,    1,    255,   1024,   1025,
 			       4096, 4097, 65536, 1u << 20};
-constexpr int kRemoteAll = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC;
-constexpr int kMrAll = IBV_ACCESS_LOCAL_WRITE | kRemoteAll;
-constexpr uint32_t kSentinel = 0x5e5e5e5e;
+// The pattern of memory nobody may write to.
+constexpr uint32_t kSentinelSeed = 0x5e5e5e5e;
 
 // ---------------------------------------------------------------------
 // Memory with recognizable contents.
@@ -117,43 +115,23 @@ void fill(uint8_t *p, size_t n, uint32_t seed)
 	       << int(want[first]) << std::dec << ")";
 }
 
-// Page-aligned memory (freed on destruction).
-class Buffer {
-public:
-	Buffer() = default;
-	explicit Buffer(size_t len, uint32_t seed = kSentinel)
-		: len_(len),
-		  mem_(static_cast<uint8_t *>(std::aligned_alloc(
-			  4096, (std::max<size_t>(len, 1) + 4095) & ~size_t(4095))))
-	{
-		if (mem_)
-			fill(mem_.get(), len_, seed);
-	}
-	uint8_t *data() const { return mem_.get(); }
-	size_t size() const { return len_; }
-	uint64_t addr(size_t off = 0) const
-	{
-		return reinterpret_cast<uintptr_t>(mem_.get()) + off;
-	}
-	// A copy of the contents, to build the expected image from.
-	std::vector<uint8_t> image() const
-	{
-		return {mem_.get(), mem_.get() + len_};
-	}
+// Page-aligned memory holding the pattern seed: unlike one byte value, it
+// tells misplaced or shifted data from what belongs there.
+Buffer patterned(size_t len, uint32_t seed = kSentinelSeed)
+{
+	Buffer b(len);
 
-private:
-	struct Free {
-		void operator()(uint8_t *p) const { std::free(p); }
-	};
-	size_t len_ = 0;
-	std::unique_ptr<uint8_t[], Free> mem_;
-};
+	if (b.data())
+		fill(b.data(), len, seed);
+	return b;
+}
 
 // A buffer and its registration; the MR goes first.
 struct Region {
 	Region() = default;
-	Region(ibv_pd *pd, size_t len, int access, uint32_t seed = kSentinel)
-		: buf(len, seed)
+	Region(ibv_pd *pd, size_t len, int access,
+	       uint32_t seed = kSentinelSeed)
+		: buf(patterned(len, seed))
 	{
 		if (buf.data())
 			mr.reset(ibv_reg_mr(pd, buf.data(), std::max<size_t>(len, 1),
@@ -171,17 +149,6 @@ struct Region {
 
 // ---------------------------------------------------------------------
 // Work completions.
-
-std::string wc_str(const ibv_wc &wc)
-{
-	std::ostringstream o;
-	o << "{wr_id " << wc.wr_id << ", " << ibv_wc_status_str(wc.status)
-	  << " (" << int(wc.status) << "), opcode " << int(wc.opcode)
-	  << ", byte_len " << wc.byte_len << ", wc_flags 0x" << std::hex
-	  << wc.wc_flags << ", imm_data 0x" << be32toh(wc.imm_data)
-	  << std::dec << ", qp_num " << wc.qp_num << "}";
-	return o.str();
-}
 
 // What a completion must say.  byte_len and imm_data are checked when set;
 // for an error status only wr_id, status and qp_num are defined.
@@ -236,36 +203,11 @@ Want err(uint64_t wr_id, ibv_wc_status st, const ibv_qp *qp)
 					     << why.str();
 }
 
-// Polls until n completions arrived or limit passed; never takes more than
-// n, so that extra completions stay in the CQ for quiet() to find.
-std::vector<ibv_wc> poll_n(ibv_cq *cq, size_t n, Clock::duration limit = kWait)
-{
-	std::vector<ibv_wc> out;
-	const auto deadline = Clock::now() + limit;
-
-	while (out.size() < n) {
-		ibv_wc wc[16];
-		const int k = ibv_poll_cq(
-			cq, int(std::min<size_t>(16, n - out.size())), wc);
-		if (k < 0) {
-			ADD_FAILURE() << "ibv_poll_cq returned " << k;
-			break;
-		}
-		out.insert(out.end(), wc, wc + k);
-		if (k == 0) {
-			if (Clock::now() > deadline)
-				break;
-			std::this_thread::sleep_for(20us);
-		}
-	}
-	return out;
-}
-
 // The next completions of cq are exactly want, in this order.
 ::testing::AssertionResult completes(ibv_cq *cq, const std::vector<Want> &want,
 				     Clock::duration limit = kWait)
 {
-	const std::vector<ibv_wc> got = poll_n(cq, want.size(), limit);
+	const std::vector<ibv_wc> got = poll_n(cq, want.size(), limit, kRcNap);
 	for (size_t i = 0; i < got.size(); i++) {
 		::testing::AssertionResult r = matches(got[i], want[i]);
 		if (!r)
@@ -288,7 +230,7 @@ std::vector<ibv_wc> poll_n(ibv_cq *cq, size_t n, Clock::duration limit = kWait)
 // No completion arrives on cq for a while.
 ::testing::AssertionResult quiet(ibv_cq *cq, Clock::duration d = kQuiet)
 {
-	const std::vector<ibv_wc> got = poll_n(cq, 1, d);
+	const std::vector<ibv_wc> got = poll_n(cq, 1, d, kRcNap);
 	if (got.empty())
 		return ::testing::AssertionSuccess();
 	return ::testing::AssertionFailure() << "unexpected completion "
@@ -390,11 +332,6 @@ int post_recv(ibv_qp *qp, uint64_t id, ibv_sge *sg, int n)
 	return ibv_post_recv(qp, &wr, &bad);
 }
 
-std::string err_str(int r)
-{
-	return std::to_string(r) + " (" + std::strerror(r < 0 ? -r : r) + ")";
-}
-
 // ---------------------------------------------------------------------
 // The netdev's MTU, raised for a path MTU of 4096 and restored afterwards.
 
@@ -471,37 +408,6 @@ private:
 // ---------------------------------------------------------------------
 // The fixture: a device, a PD, a GID, and QPs with their own CQs.
 
-// Capacities of one QP.
-struct Caps {
-	uint32_t send_wr = 64, recv_wr = 64, sge = 8, inline_data = 0;
-	int sq_sig_all = 0;
-	int cqe = 256;
-};
-
-// How one QP is connected (INIT -> RTR -> RTS).
-struct Link {
-	ibv_mtu mtu = IBV_MTU_1024;
-	int access = kRemoteAll;
-	// 4.096 us * 2^18 = 1.07 s: a TCG guest may stall for a while, and
-	// nothing is lost on the loopback.
-	uint8_t timeout = 18;
-	uint8_t retry_cnt = 7;
-	uint8_t rnr_retry = 7;		// 7: retry for ever
-	uint8_t min_rnr_timer = 12;	// 0.64 ms
-	uint8_t max_rd_atomic = 4;
-	uint8_t max_dest_rd_atomic = 4;
-	uint32_t sq_psn = 0x100, rq_psn = 0x100;
-};
-
-// One end of a connection: a QP with its own send and receive CQs (the QP
-// goes before its CQs).
-struct End {
-	Cq scq, rcq;
-	Qp qp;
-	ibv_qp_cap cap{};
-	ibv_qp *operator->() const { return qp.get(); }
-};
-
 enum class GidKind { Ipv4, Ipv6 };
 
 class Rc : public ::testing::Test {
@@ -527,10 +433,8 @@ protected:
 	// through; raises the netdev MTU if the path MTU needs it.
 	void SetUpDevice(GidKind kind, ibv_mtu mtu)
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		std::string name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_, &name));
 		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
 		ASSERT_EQ(ibv_query_port(ctx_.get(), 1, &port_), 0);
 		active_mtu_ = port_.active_mtu;
@@ -621,110 +525,19 @@ protected:
 		}
 	}
 
-	// A QP with its own send and receive CQs (optionally on channels).
-	::testing::AssertionResult make_end(End &e, const Caps &c = {},
-					    ibv_pd *pd = nullptr,
-					    ibv_comp_channel *sch = nullptr,
-					    ibv_comp_channel *rch = nullptr)
-	{
-		e.scq.reset(ibv_create_cq(ctx_.get(), c.cqe, nullptr, sch, 0));
-		e.rcq.reset(ibv_create_cq(ctx_.get(), c.cqe, nullptr, rch, 0));
-		if (!e.scq || !e.rcq)
-			return ::testing::AssertionFailure()
-			       << "ibv_create_cq: " << std::strerror(errno);
-		ibv_qp_init_attr a{};
-		a.send_cq = e.scq.get();
-		a.recv_cq = e.rcq.get();
-		a.qp_type = IBV_QPT_RC;
-		a.sq_sig_all = c.sq_sig_all;
-		a.cap.max_send_wr = c.send_wr;
-		a.cap.max_recv_wr = c.recv_wr;
-		a.cap.max_send_sge = c.sge;
-		a.cap.max_recv_sge = c.sge;
-		a.cap.max_inline_data = c.inline_data;
-		e.qp.reset(ibv_create_qp(pd ? pd : pd_.get(), &a));
-		if (!e.qp)
-			return ::testing::AssertionFailure()
-			       << "ibv_create_qp: " << std::strerror(errno);
-		e.cap = a.cap;
-		return ::testing::AssertionSuccess();
-	}
-
-	::testing::AssertionResult modify(ibv_qp *qp, ibv_qp_attr &a, int mask,
-					  const char *what)
-	{
-		const int r = ibv_modify_qp(qp, &a, mask);
-		if (r)
-			return ::testing::AssertionFailure()
-			       << what << ": " << err_str(r);
-		return ::testing::AssertionSuccess();
-	}
-
-	::testing::AssertionResult to_init(ibv_qp *qp, const Link &l)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_INIT;
-		a.pkey_index = 0;
-		a.port_num = 1;
-		a.qp_access_flags = unsigned(l.access);
-		return modify(qp, a,
-			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				      IBV_QP_ACCESS_FLAGS,
-			      "RESET->INIT");
-	}
-
-	// qp to RTS, sending to dest_qpn at our own GID.
-	::testing::AssertionResult connect(ibv_qp *qp, uint32_t dest_qpn,
-					   const Link &l)
-	{
-		::testing::AssertionResult r = to_init(qp, l);
-		if (!r)
-			return r;
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = l.mtu;
-		a.dest_qp_num = dest_qpn;
-		a.rq_psn = l.rq_psn;
-		a.max_dest_rd_atomic = l.max_dest_rd_atomic;
-		a.min_rnr_timer = l.min_rnr_timer;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = gid_;
-		a.ah_attr.grh.sgid_index = uint8_t(gid_index_);
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		r = modify(qp, a,
-			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				   IBV_QP_MAX_DEST_RD_ATOMIC |
-				   IBV_QP_MIN_RNR_TIMER,
-			   "INIT->RTR");
-		if (!r)
-			return r;
-		a = {};
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = l.timeout;
-		a.retry_cnt = l.retry_cnt;
-		a.rnr_retry = l.rnr_retry;
-		a.sq_psn = l.sq_psn;
-		a.max_rd_atomic = l.max_rd_atomic;
-		return modify(qp, a,
-			      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				      IBV_QP_MAX_QP_RD_ATOMIC,
-			      "RTR->RTS");
-	}
-
 	// a and b connected to each other; a is the requester in the tests.
 	::testing::AssertionResult pair(End &a, End &b, const Caps &c = {},
 					const Link &la = {}, const Link &lb = {})
 	{
-		::testing::AssertionResult r = make_end(a, c);
+		::testing::AssertionResult r = make_end(a, pd_.get(), c);
 		if (r)
-			r = make_end(b, c);
+			r = make_end(b, pd_.get(), c);
 		if (r)
-			r = connect(a.qp.get(), b->qp_num, with_mtu(la));
+			r = connect(a.qp.get(), b->qp_num, gid_, gid_index_,
+				    with_mtu(la));
 		if (r)
-			r = connect(b.qp.get(), a->qp_num, with_mtu(lb));
+			r = connect(b.qp.get(), a->qp_num, gid_, gid_index_,
+				    with_mtu(lb));
 		return r;
 	}
 
@@ -814,7 +627,7 @@ TEST_P(RcData, SendRecvOfEverySize)
 	for (uint32_t n : kSizes) {
 		SCOPED_TRACE(testing::Message() << n << " bytes");
 		fill(src.buf.data(), n, n);
-		fill(dst.buf.data(), dst.buf.size(), kSentinel);
+		fill(dst.buf.data(), dst.buf.size(), kSentinelSeed);
 		std::vector<uint8_t> want = dst.buf.image();
 		std::copy_n(src.buf.data(), n, want.begin());
 
@@ -902,8 +715,8 @@ TEST_P(RcData, SendRecvScattersAndGathers)
 				 "first receive MR"));
 		EXPECT_TRUE(same(r2.buf.data(), img[1].data(), img[1].size(),
 				 "second receive MR"));
-		fill(r1.buf.data(), r1.buf.size(), kSentinel);
-		fill(r2.buf.data(), r2.buf.size(), kSentinel);
+		fill(r1.buf.data(), r1.buf.size(), kSentinelSeed);
+		fill(r2.buf.data(), r2.buf.size(), kSentinelSeed);
 		id++;
 	}
 
@@ -925,7 +738,7 @@ TEST_P(RcData, SendRecvScattersAndGathers)
 	// ... and RDMA READ scatters one remote range like a receive.
 	{
 		// From a third region with its own contents into rs.
-		fill(r1.buf.data(), r1.buf.size(), kSentinel);
+		fill(r1.buf.data(), r1.buf.size(), kSentinelSeed);
 		Region far(pd_.get(), 16384, kMrAll, 77);
 		ASSERT_TRUE(far) << std::strerror(errno);
 		msg.assign(far.buf.data() + 5, far.buf.data() + 5 + total);
@@ -958,7 +771,7 @@ TEST_P(RcData, RdmaWriteOfEverySize)
 	for (uint32_t n : kSizes) {
 		SCOPED_TRACE(testing::Message() << n << " bytes");
 		fill(src.buf.data(), n, n + 1);
-		fill(dst.buf.data(), dst.buf.size(), kSentinel);
+		fill(dst.buf.data(), dst.buf.size(), kSentinelSeed);
 		std::vector<uint8_t> want = dst.buf.image();
 		std::copy_n(src.buf.data(), n, want.begin() + 64);
 
@@ -989,7 +802,7 @@ TEST_P(RcData, RdmaReadOfEverySize)
 		SCOPED_TRACE(testing::Message() << n << " bytes");
 		fill(remote.buf.data(), remote.buf.size(), n + 2);
 		const std::vector<uint8_t> rbefore = remote.buf.image();
-		fill(local.buf.data(), local.buf.size(), kSentinel);
+		fill(local.buf.data(), local.buf.size(), kSentinelSeed);
 		std::vector<uint8_t> want = local.buf.image();
 		std::copy_n(remote.buf.data() + 64, n, want.begin() + 32);
 
@@ -1041,7 +854,7 @@ TEST_F(Rc, InlineSendsCopyTheDataAtPostTime)
 			 std::vector<std::vector<uint8_t>> &srcs,
 			 ibv_wc_opcode sop, unsigned sflags,
 			 std::optional<uint32_t> imm) {
-		fill(dst.buf.data(), 4096, kSentinel);
+		fill(dst.buf.data(), 4096, kSentinelSeed);
 		std::vector<uint8_t> want = dst.buf.image();
 		std::copy(msg.begin(), msg.end(), want.begin());
 		ASSERT_EQ(post_recv(b.qp.get(), id + 100, &rs, 1), 0);
@@ -1100,7 +913,7 @@ TEST_F(Rc, InlineSendsCopyTheDataAtPostTime)
 		std::vector<uint8_t> src(max);
 		fill(src.data(), max, 1234);
 		const std::vector<uint8_t> msg = src;
-		fill(dst.buf.data(), 4096, kSentinel);
+		fill(dst.buf.data(), 4096, kSentinelSeed);
 		std::vector<uint8_t> want = dst.buf.image();
 		std::copy(msg.begin(), msg.end(), want.begin() + 1000);
 		ibv_sge s = {uintptr_t(src.data()), max, 0};
@@ -1145,7 +958,7 @@ TEST_F(Rc, SendWithImmediateData)
 	for (uint32_t n : {0u, 100u, 5000u}) {
 		SCOPED_TRACE(testing::Message() << n << " bytes");
 		const uint32_t imm = 0xdeadbe00 + n;
-		fill(dst.buf.data(), 8192, kSentinel);
+		fill(dst.buf.data(), 8192, kSentinelSeed);
 		std::vector<uint8_t> want = dst.buf.image();
 		std::copy_n(src.buf.data(), n, want.begin());
 		ibv_sge rs = dst.sge(0, 8192), ss = src.sge(0, n);
@@ -1173,10 +986,12 @@ TEST_F(Rc, SolicitedEventOnlyForSolicitedMessages)
 	Channel ch(ibv_create_comp_channel(ctx_.get()));
 	ASSERT_TRUE(ch) << std::strerror(errno);
 	End a, b;
-	ASSERT_TRUE(make_end(a));
-	ASSERT_TRUE(make_end(b, {}, nullptr, nullptr, ch.get()));
-	ASSERT_TRUE(connect(a.qp.get(), b->qp_num, with_mtu({})));
-	ASSERT_TRUE(connect(b.qp.get(), a->qp_num, with_mtu({})));
+	ASSERT_TRUE(make_end(a, pd_.get()));
+	ASSERT_TRUE(make_end(b, pd_.get(), {}, nullptr, ch.get()));
+	ASSERT_TRUE(connect(a.qp.get(), b->qp_num, gid_, gid_index_,
+			    with_mtu({})));
+	ASSERT_TRUE(connect(b.qp.get(), a->qp_num, gid_, gid_index_,
+			    with_mtu({})));
 
 	ASSERT_EQ(post_recv(b.qp.get(), 101, nullptr, 0), 0);
 	ASSERT_EQ(post_recv(b.qp.get(), 102, nullptr, 0), 0);
@@ -1265,10 +1080,12 @@ TEST_F(Rc, CompletionChannelWakesUp)
 	Channel ch(ibv_create_comp_channel(ctx_.get()));
 	ASSERT_TRUE(ch) << std::strerror(errno);
 	End a, b;
-	ASSERT_TRUE(make_end(a, {}, nullptr, ch.get(), nullptr));
-	ASSERT_TRUE(make_end(b));
-	ASSERT_TRUE(connect(a.qp.get(), b->qp_num, with_mtu({})));
-	ASSERT_TRUE(connect(b.qp.get(), a->qp_num, with_mtu({})));
+	ASSERT_TRUE(make_end(a, pd_.get(), {}, ch.get()));
+	ASSERT_TRUE(make_end(b, pd_.get()));
+	ASSERT_TRUE(connect(a.qp.get(), b->qp_num, gid_, gid_index_,
+			    with_mtu({})));
+	ASSERT_TRUE(connect(b.qp.get(), a->qp_num, gid_, gid_index_,
+			    with_mtu({})));
 	Region src(pd_.get(), 4096, kMrAll), dst(pd_.get(), 4096, kMrAll);
 	ASSERT_TRUE(src && dst) << std::strerror(errno);
 
@@ -1337,7 +1154,7 @@ TEST_F(Rc, WriteWithImmediateConsumesAReceive)
 		 ok(102, IBV_WC_RECV_RDMA_WITH_IMM, b.qp.get(), 0u,
 		    IBV_WC_WITH_IMM, 0x55667788u)}));
 	EXPECT_TRUE(same(dst.buf.data(), want.data(), 8192, "WRITE target"));
-	const Buffer untouched(4096);
+	const Buffer untouched = patterned(4096);
 	EXPECT_TRUE(same(rbuf.buf.data(), untouched.data(), 4096,
 			 "receive buffer"));
 }
@@ -1467,7 +1284,7 @@ TEST_F(Rc, AtomicsReturnTheOriginalValue)
 			 4096 - 32, "rest of remote memory"));
 	EXPECT_TRUE(same(remote.buf.data(), rbefore.data(), 8,
 			 "remote word 0"));
-	const Buffer lbefore(4096);
+	const Buffer lbefore = patterned(4096);
 	EXPECT_TRUE(same(local.buf.data() + 40, lbefore.data() + 40, 4096 - 40,
 			 "rest of local memory"));
 	EXPECT_TRUE(quiet(b.rcq.get(), 0ms));
@@ -1547,7 +1364,7 @@ TEST_P(RcRemoteAccess, FailsAndLeavesMemoryAlone)
 		access &= ~IBV_ACCESS_REMOTE_ATOMIC;
 	Pd other(ibv_alloc_pd(ctx_.get()));
 	ASSERT_TRUE(other) << std::strerror(errno);
-	Buffer arena(3 * 4096);
+	Buffer arena = patterned(3 * 4096);
 	const std::vector<uint8_t> before = arena.image();
 	Mr mr(ibv_reg_mr(c.fault == Fault::OtherPdMr ? other.get() : pd_.get(),
 			 arena.data() + 4096, 4096, access));
@@ -1581,7 +1398,7 @@ TEST_P(RcRemoteAccess, FailsAndLeavesMemoryAlone)
 		break;
 	case Op::CmpSwap:
 		bad = atomic_wr(1, IBV_WR_ATOMIC_CMP_AND_SWP, &s, raddr, rkey,
-				pat(kSentinel, 0), 0x42);
+				pat(kSentinelSeed, 0), 0x42);
 		break;
 	case Op::FetchAdd:
 		bad = atomic_wr(1, IBV_WR_ATOMIC_FETCH_AND_ADD, &s, raddr, rkey,
@@ -1609,7 +1426,7 @@ TEST_P(RcRemoteAccess, FailsAndLeavesMemoryAlone)
 
 	EXPECT_TRUE(same(arena.data(), before.data(), before.size(),
 			 "responder memory"));
-	const Buffer gbefore(4096, 22);
+	const Buffer gbefore = patterned(4096, 22);
 	EXPECT_TRUE(same(good.buf.data(), gbefore.data(), 4096,
 			 "responder's other MR"));
 	// The responder completes nothing (no receive was consumed).
@@ -1692,7 +1509,7 @@ TEST_F(Rc, ReceiveBufferTooSmall)
 	EXPECT_TRUE(completes(a.scq.get(),
 			      {err(3, IBV_WC_WR_FLUSH_ERR, a.qp.get())}));
 	// The second receive buffer was never written.
-	const Buffer untouched(4096);
+	const Buffer untouched = patterned(4096);
 	EXPECT_TRUE(same(dst.buf.data() + 2048, untouched.data() + 2048, 2048,
 			 "second receive buffer"));
 	EXPECT_TRUE(quiet(a.scq.get()));
@@ -1745,7 +1562,7 @@ TEST_P(RcLocalProtection, SendSgeOutsideItsMr)
 			      {err(3, IBV_WC_WR_FLUSH_ERR, a.qp.get())}));
 	// Nothing reached the responder.
 	EXPECT_TRUE(quiet(b.rcq.get()));
-	const Buffer untouched(8192);
+	const Buffer untouched = patterned(8192);
 	EXPECT_TRUE(same(dst.buf.data(), untouched.data(), 8192,
 			 "receive buffer"));
 }
@@ -1811,18 +1628,18 @@ TEST_P(RcRetry, ExceedsRetriesWhenNobodyAnswers)
 	// silently dropped; with timeout 8 (4.096 us * 2^8 = 1 ms) and
 	// retry_cnt 1 the requester gives up after two transmissions.
 	End a, b;
-	ASSERT_TRUE(make_end(a));
-	ASSERT_TRUE(make_end(b));	// stays in RESET
+	ASSERT_TRUE(make_end(a, pd_.get()));
+	ASSERT_TRUE(make_end(b, pd_.get()));	// stays in RESET
 	uint32_t dest = b->qp_num;
 	if (GetParam() == Deaf::AbsentQp) {
 		End gone;
-		ASSERT_TRUE(make_end(gone));
+		ASSERT_TRUE(make_end(gone, pd_.get()));
 		dest = gone->qp_num;
 	}
 	Link l = with_mtu({});
 	l.timeout = 8;
 	l.retry_cnt = 1;
-	ASSERT_TRUE(connect(a.qp.get(), dest, l));
+	ASSERT_TRUE(connect(a.qp.get(), dest, gid_, gid_index_, l));
 	const auto t0 = Clock::now();
 	ASSERT_EQ(post(a.qp.get(), {send_wr(1, nullptr, 0),
 				    send_wr(2, nullptr, 0, 0)}),
@@ -1860,11 +1677,12 @@ protected:
 		Caps c;
 		c.send_wr = 16;
 		c.recv_wr = 16;
-		ASSERT_TRUE(make_end(a_, c));
-		ASSERT_TRUE(make_end(b_, c));
+		ASSERT_TRUE(make_end(a_, pd_.get(), c));
+		ASSERT_TRUE(make_end(b_, pd_.get(), c));
 		Link l = with_mtu({});
 		l.timeout = 20;
-		ASSERT_TRUE(connect(a_.qp.get(), b_->qp_num, l));
+		ASSERT_TRUE(connect(a_.qp.get(), b_->qp_num, gid_, gid_index_,
+				    l));
 		buf_ = Region(pd_.get(), 4096, kMrAll);
 		ASSERT_TRUE(buf_) << std::strerror(errno);
 	}

@@ -21,53 +21,33 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "test_env.h"
 #include "verbs_raii.h"
+#include "verbs_util.h"
 
 namespace sroce::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// Generous bounds for TCG guests on a loaded host; they only matter when
-// something is broken.
-constexpr auto kWait = 30s;
+// How long "nothing more arrives" is watched for.
 constexpr auto kQuiet = 300ms;
-
-struct SrqDeleter {
-	void operator()(ibv_srq *s) const { ibv_destroy_srq(s); }
-};
-using Srq = std::unique_ptr<ibv_srq, SrqDeleter>;
-struct AhDeleter {
-	void operator()(ibv_ah *a) const { ibv_destroy_ah(a); }
-};
-using Ah = std::unique_ptr<ibv_ah, AhDeleter>;
-
-// One value of /sys/kernel/debug/sroce/rx_drops, or -1 (not sroce).
-long rx_drops(const std::string &reason)
-{
-	std::ifstream f("/sys/kernel/debug/sroce/rx_drops");
-	std::string k;
-	long n;
-
-	while (f >> k >> n)
-		if (k == reason)
-			return n;
-	return -1;
-}
+// How the senders and receivers are connected: RNR retried for ever, as in
+// the RC cases, but with no remote access nor RDMA READ or atomic
+// resources, since only SENDs go through the SRQ.
+constexpr Link kLink = {.access = 0,
+			.max_rd_atomic = 0,
+			.max_dest_rd_atomic = 0,
+			.sq_psn = 0x10,
+			.rq_psn = 0x10};
 
 // Byte i of the message called seed: position dependent.
 uint8_t pat(uint32_t seed, size_t i)
@@ -79,66 +59,26 @@ uint8_t pat(uint32_t seed, size_t i)
 	return uint8_t(x);
 }
 
-// Page-aligned, registered memory; the MR goes before the buffer.
+// Sentinel-filled, registered memory; the MR goes before the buffer.
 class Region {
 public:
-	Region(ibv_pd *pd, size_t len)
-		: buf_(static_cast<uint8_t *>(
-			  std::aligned_alloc(4096, (len + 4095) & ~size_t(4095))))
+	Region(ibv_pd *pd, size_t len) : buf_(len)
 	{
-		if (!buf_)
-			return;
-		std::memset(buf_.get(), 0x5e, len);
-		mr_.reset(ibv_reg_mr(pd, buf_.get(), len,
-				     IBV_ACCESS_LOCAL_WRITE));
+		if (buf_.data())
+			mr_.reset(ibv_reg_mr(pd, buf_.data(), len,
+					     IBV_ACCESS_LOCAL_WRITE));
 	}
 	explicit operator bool() const { return bool(mr_); }
-	uint8_t *at(size_t off) const { return buf_.get() + off; }
+	uint8_t *at(size_t off) const { return buf_.data() + off; }
 	ibv_sge sge(size_t off, uint32_t len) const
 	{
-		return {reinterpret_cast<uintptr_t>(at(off)), len, mr_->lkey};
+		return {buf_.addr(off), len, mr_->lkey};
 	}
 
 private:
-	struct Free {
-		void operator()(uint8_t *p) const { std::free(p); }
-	};
-	std::unique_ptr<uint8_t[], Free> buf_;
+	Buffer buf_;
 	Mr mr_;
 };
-
-std::string wc_str(const ibv_wc &wc)
-{
-	std::ostringstream o;
-	o << "{wr_id " << wc.wr_id << ", " << ibv_wc_status_str(wc.status)
-	  << ", opcode " << int(wc.opcode) << ", byte_len " << wc.byte_len
-	  << ", qp_num " << wc.qp_num << "}";
-	return o.str();
-}
-
-// Up to n completions of cq within limit.
-std::vector<ibv_wc> poll_n(ibv_cq *cq, size_t n, Clock::duration limit = kWait)
-{
-	std::vector<ibv_wc> out;
-	const auto deadline = Clock::now() + limit;
-
-	while (out.size() < n) {
-		ibv_wc wc[16];
-		const int k = ibv_poll_cq(
-			cq, int(std::min<size_t>(16, n - out.size())), wc);
-		if (k < 0) {
-			ADD_FAILURE() << "ibv_poll_cq returned " << k;
-			break;
-		}
-		out.insert(out.end(), wc, wc + k);
-		if (k == 0) {
-			if (Clock::now() > deadline)
-				break;
-			std::this_thread::sleep_for(50us);
-		}
-	}
-	return out;
-}
 
 ::testing::AssertionResult quiet(ibv_cq *cq, Clock::duration d = kQuiet)
 {
@@ -200,10 +140,7 @@ class Srqs : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_));
 		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_) << std::strerror(errno);
@@ -235,25 +172,6 @@ protected:
 		return 0;
 	}
 
-	int gid_index()
-	{
-		static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0,
-						  0, 0, 0, 0, 0xff, 0xff};
-		ibv_port_attr p{};
-		if (ibv_query_port(ctx_.get(), 1, &p))
-			return -1;
-		for (int i = 0; i < p.gid_tbl_len; i++) {
-			ibv_gid_entry e{};
-			if (ibv_query_gid_ex(ctx_.get(), 1, uint32_t(i), &e, 0) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
-			    std::memcmp(e.gid.raw, v4map, 12))
-				continue;
-			gid_ = e.gid;
-			return i;
-		}
-		return -1;
-	}
-
 	// An RC QP; receiving ones use the SRQ and the shared receive CQ.
 	Qp make_qp(ibv_cq *scq, bool on_srq, ibv_qp_cap *cap = nullptr)
 	{
@@ -272,64 +190,10 @@ protected:
 		return qp;
 	}
 
-	::testing::AssertionResult modify(ibv_qp *qp, ibv_qp_attr &a, int mask,
-					  const char *what)
-	{
-		const int r = ibv_modify_qp(qp, &a, mask);
-		if (r)
-			return ::testing::AssertionFailure()
-			       << what << ": " << std::strerror(r);
-		return ::testing::AssertionSuccess();
-	}
-
-	// qp to RTS, talking to dest at our own GID; RNR retried for ever.
-	::testing::AssertionResult connect(ibv_qp *qp, uint32_t dest)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		auto r = modify(qp, a,
-				IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					IBV_QP_ACCESS_FLAGS,
-				"RESET->INIT");
-		if (!r)
-			return r;
-		a = {};
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = dest;
-		a.rq_psn = 0x10;
-		a.min_rnr_timer = 12;	// 0.64 ms
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = gid_;
-		a.ah_attr.grh.sgid_index = uint8_t(gid_index_);
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		r = modify(qp, a,
-			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				   IBV_QP_MAX_DEST_RD_ATOMIC |
-				   IBV_QP_MIN_RNR_TIMER,
-			   "INIT->RTR");
-		if (!r)
-			return r;
-		a = {};
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 18;		// 1 s: TCG guests stall
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;	// for ever
-		a.sq_psn = 0x10;
-		return modify(qp, a,
-			      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				      IBV_QP_MAX_QP_RD_ATOMIC,
-			      "RTR->RTS");
-	}
-
 	// n receiving QPs on the SRQ, each connected to a sender of its own.
 	void make_pairs(size_t n)
 	{
-		gid_index_ = gid_index();
+		gid_index_ = ipv4_gid(ctx_.get(), gid_);
 		ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
 		for (size_t i = 0; i < n; i++) {
 			Sender s;
@@ -340,8 +204,10 @@ protected:
 			ASSERT_TRUE(s.qp) << std::strerror(errno);
 			Qp r = make_qp(s.scq.get(), true);
 			ASSERT_TRUE(r) << std::strerror(errno);
-			ASSERT_TRUE(connect(s.qp.get(), r->qp_num));
-			ASSERT_TRUE(connect(r.get(), s.qp->qp_num));
+			ASSERT_TRUE(connect(s.qp.get(), r->qp_num, gid_,
+					    gid_index_, kLink));
+			ASSERT_TRUE(connect(r.get(), s.qp->qp_num, gid_,
+					    gid_index_, kLink));
 			senders_.push_back(std::move(s));
 			receivers_.push_back(std::move(r));
 		}
@@ -620,13 +486,13 @@ public:
 		for (uint32_t i = 0; i < kSlot; i++) {
 			const uint8_t want =
 				i < len ? pat(msg_seed(s->second, seq), i)
-					: uint8_t(0x5e);
+					: kSentinel;
 			if (p[i] != want)
 				return ::testing::AssertionFailure()
 				       << wc_str(wc) << ": byte " << i
 				       << " of the buffer is wrong";
 		}
-		std::memset(bufs_.at(wc.wr_id * kSlot), 0x5e, kSlot);
+		std::memset(bufs_.at(wc.wr_id * kSlot), kSentinel, kSlot);
 		return ::testing::AssertionSuccess();
 	}
 
@@ -843,7 +709,7 @@ TEST_F(Srqs, UdQpsReceiveDatagramsThroughTheSrq)
 	ibv_srq_attr g{};
 	ASSERT_EQ(make_srq(4, 1, &g), 0);
 	ASSERT_EQ(g.max_wr, 4u) << "the test assumes an exact capacity";
-	gid_index_ = gid_index();
+	gid_index_ = ipv4_gid(ctx_.get(), gid_);
 	ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID";
 
 	auto ud_qp = [&](ibv_cq *cq, bool on_srq) {
@@ -884,12 +750,7 @@ TEST_F(Srqs, UdQpsReceiveDatagramsThroughTheSrq)
 		receivers_.push_back(ud_qp(scq.get(), true));
 		ASSERT_TRUE(receivers_.back()) << std::strerror(errno);
 	}
-	ibv_ah_attr aa{};
-	aa.is_global = 1;
-	aa.grh.dgid = gid_;
-	aa.grh.sgid_index = uint8_t(gid_index_);
-	aa.grh.hop_limit = 64;
-	aa.port_num = 1;
+	ibv_ah_attr aa = ah_attr(gid_, gid_index_);
 	Ah ah(ibv_create_ah(pd_.get(), &aa));
 	ASSERT_TRUE(ah) << "ibv_create_ah: " << std::strerror(errno);
 

@@ -15,32 +15,23 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "test_env.h"
 #include "verbs_raii.h"
+#include "verbs_util.h"
 
 namespace sroce::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-constexpr auto kWait = 30s;
 constexpr auto kQuiet = 300ms;
 constexpr uint32_t kQkey = 0x11223344;
 constexpr uint32_t kGrh = 40;
-
-struct AhDeleter {
-	void operator()(ibv_ah *a) const { ibv_destroy_ah(a); }
-};
-using Ah = std::unique_ptr<ibv_ah, AhDeleter>;
 
 // A registered buffer of n bytes, filled with b.
 struct Region {
@@ -59,89 +50,22 @@ struct Region {
 	Mr mr;
 };
 
-// The next completion of cq, if one comes within limit.
-std::optional<ibv_wc> next_wc(ibv_cq *cq, Clock::duration limit = kWait)
-{
-	const auto deadline = Clock::now() + limit;
-	ibv_wc wc{};
-
-	for (;;) {
-		const int n = ibv_poll_cq(cq, 1, &wc);
-		if (n < 0) {
-			ADD_FAILURE() << "ibv_poll_cq returned " << n;
-			return std::nullopt;
-		}
-		if (n == 1)
-			return wc;
-		if (Clock::now() > deadline)
-			return std::nullopt;
-		std::this_thread::sleep_for(50us);
-	}
-}
-
-std::string wc_str(const ibv_wc &wc)
-{
-	std::ostringstream o;
-	o << "{wr_id " << wc.wr_id << ", " << ibv_wc_status_str(wc.status)
-	  << ", opcode " << int(wc.opcode) << ", byte_len " << wc.byte_len
-	  << ", wc_flags 0x" << std::hex << wc.wc_flags << std::dec
-	  << ", src_qp " << wc.src_qp << ", qp_num " << wc.qp_num << "}";
-	return o.str();
-}
-
-// One value of /sys/kernel/debug/sroce/rx_drops, or -1 (not sroce).
-long rx_drops(const std::string &reason)
-{
-	std::ifstream f("/sys/kernel/debug/sroce/rx_drops");
-	std::string k;
-	long n;
-
-	while (f >> k >> n)
-		if (k == reason)
-			return n;
-	return -1;
-}
-
 // Base of the UD and UC cases: device, PD, the own IPv4-mapped GID, one
 // CQ per direction.
 class Datagram : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		const std::string name = test_device_name();
-		ASSERT_FALSE(name.empty()) << "SROCE_RDMA_DEV not set";
-		ctx_ = open_device(name);
-		ASSERT_TRUE(ctx_) << "cannot open " << name;
+		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_));
 		ASSERT_EQ(ibv_query_port(ctx_.get(), 1, &port_), 0);
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_);
-		ASSERT_NO_FATAL_FAILURE(find_gid());
+		gid_index_ = ipv4_gid(ctx_.get(), gid_,
+				      std::getenv("SROCE_IP4"));
+		ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID on the device";
 		scq_.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
 		rcq_.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
 		ASSERT_TRUE(scq_ && rcq_);
-	}
-
-	void find_gid()
-	{
-		static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0,
-						  0, 0, 0, 0, 0xff, 0xff};
-		const char *want = std::getenv("SROCE_IP4");
-		in_addr a{};
-		const bool have = want && inet_pton(AF_INET, want, &a) == 1;
-
-		for (int i = 0; i < port_.gid_tbl_len; i++) {
-			ibv_gid_entry e{};
-			if (ibv_query_gid_ex(ctx_.get(), 1, uint32_t(i), &e, 0) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
-			    std::memcmp(e.gid.raw, v4map, 12))
-				continue;
-			if (have && std::memcmp(e.gid.raw + 12, &a, 4))
-				continue;
-			gid_ = e.gid;
-			gid_index_ = i;
-			return;
-		}
-		FAIL() << "no IPv4 RoCE v2 GID on the device";
 	}
 
 	Qp make_qp(ibv_qp_type type, uint32_t max_recv = 16)
@@ -179,20 +103,9 @@ protected:
 		return ::testing::AssertionSuccess();
 	}
 
-	ibv_ah_attr ah_attr(const ibv_gid &dgid) const
-	{
-		ibv_ah_attr a{};
-		a.is_global = 1;
-		a.grh.dgid = dgid;
-		a.grh.sgid_index = uint8_t(gid_index_);
-		a.grh.hop_limit = 64;
-		a.port_num = 1;
-		return a;
-	}
-
 	Ah make_ah(ibv_pd *pd, const ibv_gid &dgid)
 	{
-		ibv_ah_attr a = ah_attr(dgid);
+		ibv_ah_attr a = ah_attr(dgid, gid_index_);
 		return Ah(ibv_create_ah(pd, &a));
 	}
 
@@ -481,37 +394,12 @@ protected:
 		a_ = make_qp(IBV_QPT_UC);
 		b_ = make_qp(IBV_QPT_UC);
 		ASSERT_TRUE(a_ && b_) << std::strerror(errno);
-		ASSERT_TRUE(connect(a_.get(), b_->qp_num));
-		ASSERT_TRUE(connect(b_.get(), a_->qp_num));
-	}
-
-	::testing::AssertionResult connect(ibv_qp *qp, uint32_t dqpn)
-	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-						    IBV_QP_PORT |
-						    IBV_QP_ACCESS_FLAGS))
-			return ::testing::AssertionFailure() << "INIT: " << r;
-		a = {};
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = dqpn;
-		a.rq_psn = 0x400;
-		a.ah_attr = ah_attr(gid_);
-		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-						    IBV_QP_PATH_MTU |
-						    IBV_QP_DEST_QPN |
-						    IBV_QP_RQ_PSN))
-			return ::testing::AssertionFailure() << "RTR: " << r;
-		a = {};
-		a.qp_state = IBV_QPS_RTS;
-		a.sq_psn = 0x400;
-		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
-			return ::testing::AssertionFailure() << "RTS: " << r;
-		return ::testing::AssertionSuccess();
+		// Remote writes are all UC has of remote access.
+		constexpr Link l = {.access = IBV_ACCESS_REMOTE_WRITE,
+				    .sq_psn = 0x400,
+				    .rq_psn = 0x400};
+		ASSERT_TRUE(connect(a_.get(), b_->qp_num, gid_, gid_index_, l));
+		ASSERT_TRUE(connect(b_.get(), a_->qp_num, gid_, gid_index_, l));
 	}
 
 	int post(ibv_qp *qp, uint64_t id, ibv_sge sge, ibv_wr_opcode op,
