@@ -30,25 +30,12 @@ IF=${SROCE_NETDEV:?}
 # the next one.
 port_of() { echo $((21000 + 20 * $1)); }
 
-t_gids_and_wire() {
-	tb_wait_port_active "$DEV" 30 || fail "$DEV not ACTIVE"
-	echo "guest $SROCE_ROLE: $SROCE_DRIVER ($DEV), peer: $SROCE_PEER_DRIVER"
-	tb_gids "$DEV"
-	rt_sides_pair ipv4 || fail "no RoCE v2 GID for $SROCE_IP4"
-	rt_sides_pair ipv6 || fail "no RoCE v2 GID for $SROCE_IP6"
-	ping -c 1 -W 10 "$SROCE_PEER_IP4" >/dev/null || fail "no IPv4 path to the peer"
-	ping -6 -c 1 -W 10 "$SROCE_PEER_IP6" >/dev/null || fail "no IPv6 path to the peer"
-	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
-}
+t_gids_and_wire() { rt_pair_ready; }
 
 # ---- the pingpongs ----------------------------------------------------------
 
 pp() {			# TOOL PORTSLOT FAMILY ARGS...
-	local tool=$1 port
-	port=$(port_of "$2")
-	rt_sides_pair "$3" || fail "no GID"
-	shift 3
-	RT_PP=$tool rt_pingpong "$KTAP_CASE" "$port" "$@" || fail "$tool $*"
+	rt_pp_pair "$1" "$(port_of "$2")" "${@:3}"
 }
 
 t_rc_pingpong()		{ pp ibv_rc_pingpong 1 ipv4 -c -s 4097 -n 200; }

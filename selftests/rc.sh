@@ -31,24 +31,15 @@ active_mtu() {
 # ---- the set-up both sides rely on ------------------------------------------
 
 t_gids_and_wire() {
-	tb_wait_port_active "$DEV" 30 || fail "$DEV not ACTIVE"
+	rt_pair_ready
 	rdma link show "$DEV/1"
-	tb_gids "$DEV"
 	echo "active MTU: $(active_mtu)"
-	rt_sides_pair ipv4 || fail "no RoCE v2 GID for $SROCE_IP4"
-	rt_sides_pair ipv6 || fail "no RoCE v2 GID for $SROCE_IP6"
-	ping -c 1 -W 10 "$SROCE_PEER_IP4" >/dev/null || fail "no IPv4 path to the peer"
-	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
 }
 
 # ---- ibv_rc_pingpong --------------------------------------------------------
 
 pp() {			# PORTSLOT FAMILY ARGS...
-	local port
-	port=$(port_of "$1")
-	rt_sides_pair "$2" || fail "no GID"
-	shift 2
-	rt_pingpong "$KTAP_CASE" "$port" "$@" || fail "ibv_rc_pingpong $*"
+	rt_pp_pair ibv_rc_pingpong "$(port_of "$1")" "${@:2}"
 }
 
 t_pp_default()		{ pp 1 ipv4 -c -n 1000; }

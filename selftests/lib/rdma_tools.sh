@@ -49,6 +49,15 @@
 #       multicast GROUP and receives, the client side joins and sends
 #       (-c -C -S); checked like ucmatose, and each side printed its join.
 #
+# Case helpers for two-guest suites (they fail the case, with ktap.sh's
+# fail, instead of returning):
+#
+#   rt_pair_ready                     the first case: $SROCE_RDMA_DEV's port
+#       ACTIVE, RoCE v2 GIDs for this guest's IPv4 and IPv6 addresses, IP
+#       paths to the peer, then a barrier with it.
+#   rt_pp_pair TOOL PORT FAMILY [ARGS...]   rt_sides_pair FAMILY, then
+#       rt_pingpong (named after the case) with RT_PP=TOOL.
+#
 # NAME must be unique in the suite run (it names barriers and files); use
 # "$KTAP_CASE.something".  Every tool is killed after RT_LIMIT seconds
 # (default 120), and RT_GRACE seconds (30) after the other side finished.
@@ -106,6 +115,25 @@ rt_sides_pair() {
 		RT_C_DEV=$SROCE_RDMA_DEV RT_C_ADDR=$own RT_C_GID=$gid RT_S_ADDR=$peer
 		RT_S_DEV='' RT_S_GID=''
 	fi
+}
+
+rt_pair_ready() {
+	local dev=${SROCE_RDMA_DEV:?no RDMA device}
+	tb_wait_port_active "$dev" 30 || fail "$dev not ACTIVE"
+	echo "guest $SROCE_ROLE: $SROCE_DRIVER ($dev), peer: $SROCE_PEER_DRIVER"
+	tb_gids "$dev"
+	rt_sides_pair ipv4 || fail "no RoCE v2 GID for $SROCE_IP4"
+	rt_sides_pair ipv6 || fail "no RoCE v2 GID for $SROCE_IP6"
+	ping -c 1 -W 10 "$SROCE_PEER_IP4" >/dev/null || fail "no IPv4 path to the peer"
+	ping -6 -c 1 -W 10 "$SROCE_PEER_IP6" >/dev/null || fail "no IPv6 path to the peer"
+	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
+}
+
+rt_pp_pair() {		# TOOL PORT FAMILY ARGS...
+	local tool=$1 port=$2
+	rt_sides_pair "$3" || fail "no RoCE v2 GID for this guest's $3 address"
+	shift 3
+	RT_PP=$tool rt_pingpong "$KTAP_CASE" "$port" "$@" || fail "$tool $*"
 }
 
 # rt_is_server / rt_is_client: does this guest run that side?
