@@ -6,7 +6,9 @@
 # invalidation.  Guest a exports a RAM disk namespace with nvmet-rdma;
 # guest b connects with nvme-rdma (through /dev/nvme-fabrics, no nvme-cli
 # needed), writes random data with O_DIRECT, reads it back and compares,
-# then disconnects.  Emits KTAP.
+# then disconnects.  Then the same again with the target's receives on
+# shared receive queues (nvmet-rdma use_srq=1), the kernel's ib_post_srq_recv
+# path.  Emits KTAP.
 #
 #   scripts/testbed -k 6.1 -n 2 selftests/ulp.sh                 # sroce
 #   scripts/testbed -k 6.1 -n 2 -a rdma_rxe selftests/ulp.sh     # the reference
@@ -48,23 +50,28 @@ t_setup() {
 	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
 }
 
+# Guest a's side of t_*_target_listens: the RAM disk (the guest's tmpfs takes
+# no O_DIRECT) exported as namespace 1 of NQN on an RDMA port.
+target_up() {
+	modprobe brd rd_nr=1 rd_size=$((MIB * 1024)) || fail "modprobe brd"
+	mkdir "$CFS/subsystems/$NQN" || fail "mkdir subsystem"
+	echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host"
+	mkdir "$CFS/subsystems/$NQN/namespaces/1"
+	echo "$IMG" >"$CFS/subsystems/$NQN/namespaces/1/device_path"
+	echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable" ||
+		fail "namespace not enabled"
+	mkdir "$CFS/ports/1"
+	echo rdma >"$CFS/ports/1/addr_trtype"
+	echo ipv4 >"$CFS/ports/1/addr_adrfam"
+	echo "$SROCE_IP4" >"$CFS/ports/1/addr_traddr"
+	echo 4420 >"$CFS/ports/1/addr_trsvcid"
+	ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN" ||
+		fail "the RDMA port refused the subsystem: $(dmesg | tail -3)"
+}
+
 t_nvmf_target_listens() {
 	if [ "$SROCE_ROLE" = a ]; then
-		# a RAM disk: the guest's tmpfs takes no O_DIRECT
-		modprobe brd rd_nr=1 rd_size=$((MIB * 1024)) || fail "modprobe brd"
-		mkdir "$CFS/subsystems/$NQN" || fail "mkdir subsystem"
-		echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host"
-		mkdir "$CFS/subsystems/$NQN/namespaces/1"
-		echo "$IMG" >"$CFS/subsystems/$NQN/namespaces/1/device_path"
-		echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable" ||
-			fail "namespace not enabled"
-		mkdir "$CFS/ports/1"
-		echo rdma >"$CFS/ports/1/addr_trtype"
-		echo ipv4 >"$CFS/ports/1/addr_adrfam"
-		echo "$SROCE_IP4" >"$CFS/ports/1/addr_traddr"
-		echo 4420 >"$CFS/ports/1/addr_trsvcid"
-		ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN" ||
-			fail "the RDMA port refused the subsystem: $(dmesg | tail -3)"
+		target_up
 	fi
 	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
 }
@@ -105,6 +112,17 @@ t_nvmf_connect_write_read() {
 	[ "$rc" = 0 ] || fail "NVMe-oF I/O failed"
 }
 
+# The SRQs of the device in this guest: rdma_rxe's count from the rdma tool,
+# sroce's from its debugfs object counts.
+srq_count() {
+	if [ -r /sys/kernel/debug/sroce/objects ]; then
+		awk '$1 == "srqs" { print $2 }' /sys/kernel/debug/sroce/objects
+	else
+		rdma resource show | awk -v d="$DEV:" '
+			$2 == d { for (i = 3; i < NF; i++) if ($i == "srq") print $(i + 1) }'
+	fi
+}
+
 t_nvmf_disconnect() {
 	local c
 	if [ "$SROCE_ROLE" = b ]; then
@@ -125,8 +143,41 @@ t_nvmf_disconnect() {
 	return 0
 }
 
+# The target again, its queues' receives now on SRQs.
+t_srq_target_listens() {
+	if [ "$SROCE_ROLE" = a ]; then
+		modprobe nvmet-rdma use_srq=1 || fail "modprobe nvmet-rdma use_srq=1"
+		expect_eq "$(cat /sys/module/nvmet_rdma/parameters/use_srq)" Y \
+			"nvmet-rdma use_srq"
+		target_up
+	else
+		modprobe nvme-rdma || fail "modprobe nvme-rdma"
+	fi
+	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
+}
+
+t_srq_connect_write_read() {
+	local rc=0 srqs
+	if [ "$SROCE_ROLE" = b ]; then
+		(nvmf_write_read)
+		rc=$?
+	fi
+	tb_barrier "$KTAP_CASE" 400 || fail "the peer did not get here"
+	[ "$rc" = 0 ] || fail "NVMe-oF I/O failed"
+	if [ "$SROCE_ROLE" = a ]; then
+		srqs=$(srq_count)
+		echo "target SRQs: ${srqs:-unknown}"
+		[ "${srqs:-0}" -gt 0 ] || fail "nvmet-rdma made no SRQ on $DEV"
+	fi
+}
+
+t_srq_disconnect() { t_nvmf_disconnect; }
+
 ktap_main \
 	t_setup \
 	t_nvmf_target_listens \
 	t_nvmf_connect_write_read \
-	t_nvmf_disconnect
+	t_nvmf_disconnect \
+	t_srq_target_listens \
+	t_srq_connect_write_read \
+	t_srq_disconnect
