@@ -292,6 +292,25 @@ protected:
 		return ibv_post_recv(q, &wr, &bad);
 	}
 
+	// One WR of one SGE through ibv_post_send: a SEND (imm: the immediate
+	// data of SEND_WITH_IMM) or an RDMA WRITE to raddr under rkey.
+	static int post_send(ibv_qp *q, uint64_t id, ibv_wr_opcode op,
+			     ibv_sge sge, unsigned flags, uint64_t raddr = 0,
+			     uint32_t rkey = 0, __be32 imm = 0)
+	{
+		ibv_send_wr wr{};
+		ibv_send_wr *bad = nullptr;
+		wr.wr_id = id;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = op;
+		wr.send_flags = flags;
+		wr.imm_data = imm;
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+		return ibv_post_send(q, &wr, &bad);
+	}
+
 	static ibv_qp_state state(ibv_qp *q)
 	{
 		ibv_qp_attr a{};
@@ -563,16 +582,14 @@ TEST_F(ExCq, ExtendedPollingReadsWhatPollCqReads)
 				    {dst.addr(1024 * i), 1024, dst.mr->lkey}),
 			  0);
 		const bool imm = i % 2;
-		ibv_sge sg{src.addr(), uint32_t(10 * i + 1), src.mr->lkey};
-		ibv_send_wr wr{}, *bad = nullptr;
-		wr.wr_id = i;
-		wr.sg_list = &sg;
-		wr.num_sge = 1;
-		wr.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
-		wr.imm_data = htobe32(0xabc00 + i);
-		ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
+		const ibv_sge sg{src.addr(), uint32_t(10 * i + 1), src.mr->lkey};
+		const __be32 imm_data = htobe32(0xabc00 + i);
+		ASSERT_EQ(post_send(a.get(), uint64_t(i),
+				    imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+				    sg, 0, 0, 0, imm_data),
+			  0);
 		want.push_back({uint64_t(100 + i), IBV_WC_SUCCESS, IBV_WC_RECV,
-				0, sg.length, imm ? wr.imm_data : 0,
+				0, sg.length, imm ? imm_data : 0,
 				b->qp_num, a->qp_num,
 				imm ? unsigned(IBV_WC_WITH_IMM) : 0u, 0, 0, 0});
 	}
@@ -619,16 +636,10 @@ TEST_F(ExAsync, RkeyViolationRaisesAccessErrOnTheResponderOnly)
 	Region src(pd_.get(), 64, 1), dst(pd_.get(), 64, 2);
 	ASSERT_TRUE(src.mr && dst.mr);
 
-	ibv_sge sg{src.addr(), 64, src.mr->lkey};
-	ibv_send_wr wr{}, *bad = nullptr;
-	wr.wr_id = 1;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = dst.addr();
-	wr.wr.rdma.rkey = dst.mr->rkey ^ 0x5a5a0000;
-	ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
+	ASSERT_EQ(post_send(a.get(), 1, IBV_WR_RDMA_WRITE,
+			    {src.addr(), 64, src.mr->lkey}, IBV_SEND_SIGNALED,
+			    dst.addr(), dst.mr->rkey ^ 0x5a5a0000),
+		  0);
 	const std::vector<Wc> s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_EQ(s[0].status, IBV_WC_REM_ACCESS_ERR) << str(s[0]);
@@ -650,16 +661,10 @@ TEST_F(ExAsync, RequestTheQpDoesNotAllowRaisesReqErr)
 	Region src(pd_.get(), 64, 1), dst(pd_.get(), 64, 2);
 	ASSERT_TRUE(src.mr && dst.mr);
 
-	ibv_sge sg{src.addr(), 8, src.mr->lkey};
-	ibv_send_wr wr{}, *bad = nullptr;
-	wr.wr_id = 1;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = dst.addr();
-	wr.wr.rdma.rkey = dst.mr->rkey;
-	ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
+	ASSERT_EQ(post_send(a.get(), 1, IBV_WR_RDMA_WRITE,
+			    {src.addr(), 8, src.mr->lkey}, IBV_SEND_SIGNALED,
+			    dst.addr(), dst.mr->rkey),
+		  0);
 	const std::vector<Wc> s = poll_wcs(scq.get(), 1);
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_EQ(s[0].status, IBV_WC_REM_INV_REQ_ERR) << str(s[0]);
@@ -689,14 +694,10 @@ TEST_F(ExAsync, CommEstOnceWhenAQpInRtrReceives)
 		ASSERT_EQ(post_recv(b.get(), i,
 				    {dst.addr(64 * i), 64, dst.mr->lkey}),
 			  0);
-		ibv_sge sg{src.addr(), 16, src.mr->lkey};
-		ibv_send_wr wr{}, *bad = nullptr;
-		wr.wr_id = i;
-		wr.sg_list = &sg;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
+		ASSERT_EQ(post_send(a.get(), i, IBV_WR_SEND,
+				    {src.addr(), 16, src.mr->lkey},
+				    IBV_SEND_SIGNALED),
+			  0);
 		const std::vector<Wc> s = poll_wcs(scq.get(), 1);
 		ASSERT_EQ(s.size(), 1u);
 		EXPECT_TRUE(is_ok(s[0], i, IBV_WC_SEND, a.get()));
@@ -708,13 +709,9 @@ TEST_F(ExAsync, CommEstOnceWhenAQpInRtrReceives)
 	// Once in RTS, more traffic raises nothing.
 	ASSERT_TRUE(to_rts(b.get()));
 	ASSERT_EQ(post_recv(b.get(), 3, {dst.addr(128), 64, dst.mr->lkey}), 0);
-	ibv_sge sg{src.addr(), 16, src.mr->lkey};
-	ibv_send_wr wr{}, *bad = nullptr;
-	wr.wr_id = 3;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND;
-	ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
+	ASSERT_EQ(post_send(a.get(), 3, IBV_WR_SEND,
+			    {src.addr(), 16, src.mr->lkey}, 0),
+		  0);
 	EXPECT_EQ(poll_wcs(rcq.get(), 1).size(), 1u);
 	EXPECT_TRUE(events_are(ctx_.get(), {}, kQuiet));
 }
@@ -738,13 +735,9 @@ TEST_F(ExAsync, CqOverrunRaisesCqErrAndQpFatal)
 		ASSERT_EQ(post_recv(b.get(), uint64_t(i),
 				    {dst.addr(), 64, dst.mr->lkey}),
 			  0);
-		ibv_sge sg{src.addr(), 8, src.mr->lkey};
-		ibv_send_wr wr{}, *bad = nullptr;
-		wr.wr_id = uint64_t(i);
-		wr.sg_list = &sg;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
+		ASSERT_EQ(post_send(a.get(), uint64_t(i), IBV_WR_SEND,
+				    {src.addr(), 8, src.mr->lkey}, 0),
+			  0);
 	}
 	EXPECT_TRUE(events_are(ctx_.get(),
 			       {{IBV_EVENT_CQ_ERR, rcq.get(), 0},
@@ -875,14 +868,9 @@ TEST_F(ExSqd, StartedMessagesFinishAndNewOnesWaitForRts)
 	Region src(pd_.get(), 64, 1), dst(pd_.get(), 512, 2);
 	ASSERT_TRUE(src.mr && dst.mr);
 	auto send = [&](uint64_t id) {
-		ibv_sge sg{src.addr(), 16, src.mr->lkey};
-		ibv_send_wr wr{}, *bad = nullptr;
-		wr.wr_id = id;
-		wr.sg_list = &sg;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		return ibv_post_send(a.get(), &wr, &bad);
+		return post_send(a.get(), id, IBV_WR_SEND,
+				 {src.addr(), 16, src.mr->lkey},
+				 IBV_SEND_SIGNALED);
 	};
 
 	// a in RTS, b still in INIT: b drops a's packets (counted as
@@ -1081,16 +1069,10 @@ TEST_F(ExQuery, ReportsTheErrorStateTheDeviceChose)
 	ASSERT_TRUE(connect(a.get(), b.get()));
 	Region src(pd_.get(), 64, 1);
 	ASSERT_TRUE(src.mr);
-	ibv_sge sg{src.addr(), 8, src.mr->lkey};
-	ibv_send_wr wr{}, *bad = nullptr;
-	wr.wr_id = 1;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = 0x1000;
-	wr.wr.rdma.rkey = 0x42;
-	ASSERT_EQ(ibv_post_send(a.get(), &wr, &bad), 0);
+	ASSERT_EQ(post_send(a.get(), 1, IBV_WR_RDMA_WRITE,
+			    {src.addr(), 8, src.mr->lkey}, IBV_SEND_SIGNALED,
+			    0x1000, 0x42),
+		  0);
 	ASSERT_EQ(poll_wcs(scq.get(), 1).size(), 1u);
 	events(ctx_.get(), kQuiet);
 
