@@ -28,7 +28,7 @@
 #include <linux/log2.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
-#include <rdma/uverbs_ioctl.h>
+#include <rdma/uverbs_ioctl.h>	/* sroce_create_cq_udata() on 6.12 */
 
 #include "cq.h"
 #include "debugfs.h"
@@ -50,7 +50,7 @@ static int sroce_cq_create(struct ib_cq *ibcq,
 	struct sroce_dev *sdev = to_sroce_dev(ibcq->device);
 	struct sroce_cq *cq = to_sroce_cq(ibcq);
 	struct sroce_create_cq_resp resp = {};
-	struct sroce_ucontext *uctx = NULL;
+	struct ib_ucontext *uctx;
 	int cqn, err;
 
 	if (attr->flags)
@@ -58,13 +58,9 @@ static int sroce_cq_create(struct ib_cq *ibcq,
 	if (attr->cqe < 1 || attr->cqe > SROCE_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	if (udata) {
-		err = sroce_verbs_check_udata(udata, sizeof(resp));
-		if (err)
-			return err;
-		uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext,
-						 ibuc);
-	}
+	uctx = sroce_verbs_ucontext(udata, sizeof(resp));
+	if (IS_ERR(uctx))
+		return PTR_ERR(uctx);
 
 	cqn = ida_alloc_range(&sdev->cq_ida, 1, SROCE_MAX_CQ, GFP_KERNEL);
 	if (cqn < 0)
@@ -76,7 +72,7 @@ static int sroce_cq_create(struct ib_cq *ibcq,
 
 	err = sroce_queue_init(&cq->queue, roundup_pow_of_two(attr->cqe),
 			       ilog2(sizeof(struct sroce_cqe)),
-			       uctx ? &uctx->ibuc : NULL);
+			       uctx);
 	if (err)
 		goto err_free_cqn;
 	/* The whole ring is usable (free-running counters). */

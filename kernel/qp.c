@@ -50,7 +50,6 @@
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
-#include <rdma/uverbs_ioctl.h>
 
 #include "core/port.h"
 #include "debugfs.h"
@@ -257,7 +256,7 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct sroce_dev *sdev = to_sroce_dev(ibqp->device);
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
 	struct sroce_create_qp_resp resp = {};
-	struct ib_ucontext *uctx = NULL;
+	struct ib_ucontext *uctx;
 	u32 sq_slots, sq_shift, rq_slots, rq_shift;
 	struct sroce_qp_ref *ref;
 	u32 qpn;
@@ -266,13 +265,9 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_qp_check_init(init, udata);
 	if (err)
 		return err;
-	if (udata) {
-		err = sroce_verbs_check_udata(udata, sizeof(resp));
-		if (err)
-			return err;
-		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
-						  ibuc)->ibuc;
-	}
+	uctx = sroce_verbs_ucontext(udata, sizeof(resp));
+	if (IS_ERR(uctx))
+		return PTR_ERR(uctx);
 
 	ref = kzalloc(sizeof(*ref), GFP_KERNEL);
 	if (!ref)

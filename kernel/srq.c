@@ -34,7 +34,6 @@
 #include <linux/minmax.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
-#include <rdma/uverbs_ioctl.h>
 
 #include "debugfs.h"
 #include "dev_limits.h"
@@ -84,20 +83,16 @@ static int sroce_srq_create(struct ib_srq *ibsrq,
 	struct sroce_dev *sdev = to_sroce_dev(ibsrq->device);
 	struct sroce_srq *srq = to_sroce_srq(ibsrq);
 	struct sroce_create_srq_resp resp = {};
-	struct ib_ucontext *uctx = NULL;
+	struct ib_ucontext *uctx;
 	u32 slots, shift;
 	int srqn, err;
 
 	err = sroce_srq_check_init(init);
 	if (err)
 		return err;
-	if (udata) {
-		err = sroce_verbs_check_udata(udata, sizeof(resp));
-		if (err)
-			return err;
-		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
-						  ibuc)->ibuc;
-	}
+	uctx = sroce_verbs_ucontext(udata, sizeof(resp));
+	if (IS_ERR(uctx))
+		return PTR_ERR(uctx);
 
 	srqn = ida_alloc_range(&sdev->srq_ida, 1, SROCE_MAX_SRQ, GFP_KERNEL);
 	if (srqn < 0)

@@ -7,6 +7,7 @@
 #include <linux/minmax.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "core/port.h"
 #include "device.h"
@@ -174,6 +175,28 @@ int sroce_verbs_check_udata(struct ib_udata *udata, size_t resp_len)
 	if (udata->outlen < resp_len)
 		return -EINVAL;
 	return 0;
+}
+
+/**
+ * sroce_verbs_ucontext - check a create command's udata, find its context
+ * @udata: the command's udata; NULL for a kernel caller
+ * @resp_len: the driver response's size, as for sroce_verbs_check_udata()
+ *
+ * Return: the user context whose mmap entries the object's rings join, NULL
+ * for a kernel caller, or an ERR_PTR of sroce_verbs_check_udata()'s error.
+ */
+struct ib_ucontext *sroce_verbs_ucontext(struct ib_udata *udata,
+					 size_t resp_len)
+{
+	int err;
+
+	if (!udata)
+		return NULL;
+	err = sroce_verbs_check_udata(udata, resp_len);
+	if (err)
+		return ERR_PTR(err);
+	return &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+					  ibuc)->ibuc;
 }
 
 static int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)

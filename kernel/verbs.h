@@ -20,6 +20,8 @@ static inline struct sroce_pd *to_sroce_pd(struct ib_pd *ibpd)
 }
 
 int sroce_verbs_check_udata(struct ib_udata *udata, size_t resp_len);
+struct ib_ucontext *sroce_verbs_ucontext(struct ib_udata *udata,
+					 size_t resp_len);
 
 extern const struct ib_device_ops sroce_verbs_ops;
 
