@@ -73,6 +73,45 @@ static int sroce_cq_map(struct sroce_context *ctx, struct sroce_cq *cq,
 
 static void sroce_cq_ex_ops(struct sroce_cq *cq);
 
+/* A CQ before its create command: zeroed, lock ready; NULL with errno. */
+static struct sroce_cq *sroce_cq_alloc(void)
+{
+	struct sroce_cq *cq = calloc(1, sizeof(*cq));
+	int ret;
+
+	if (!cq)
+		return NULL;
+	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret) {
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
+	return cq;
+}
+
+/*
+ * After a successful create command: map the ring, or destroy the kernel
+ * CQ again (nothing to do if that fails too: the context's close reaps it).
+ */
+static int sroce_cq_map_or_destroy(struct sroce_context *ctx,
+				   struct sroce_cq *cq,
+				   const struct sroce_create_cq_resp *resp)
+{
+	int ret = sroce_cq_map(ctx, cq, resp);
+
+	if (ret)
+		ibv_cmd_destroy_cq(&cq->base_cq);
+	return ret;
+}
+
+/* What sroce_cq_alloc() made, once no kernel CQ or ring is left. */
+static void sroce_cq_free(struct sroce_cq *cq)
+{
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+}
+
 struct ibv_cq *sroce_cq_create(struct ibv_context *ibctx, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector)
@@ -83,32 +122,19 @@ struct ibv_cq *sroce_cq_create(struct ibv_context *ibctx, int cqe,
 	struct sroce_cq *cq;
 	int ret;
 
-	cq = calloc(1, sizeof(*cq));
+	cq = sroce_cq_alloc();
 	if (!cq)
 		return NULL;
-	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (ret)
-		goto err_free;
-
 	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->base_cq,
 				&cmd, sizeof(cmd), &reply.core, sizeof(reply));
-	if (ret)
-		goto err_lock;
-
-	ret = sroce_cq_map(ctx, cq, &reply.tail.drv);
-	if (ret)
-		goto err_destroy;
+	if (!ret)
+		ret = sroce_cq_map_or_destroy(ctx, cq, &reply.tail.drv);
+	if (ret) {
+		sroce_cq_free(cq);
+		errno = ret;
+		return NULL;
+	}
 	return &cq->base_cq;
-
-err_destroy:
-	/* Nothing to do if this fails too: the context's close reaps it. */
-	ibv_cmd_destroy_cq(&cq->base_cq);
-err_lock:
-	pthread_spin_destroy(&cq->lock);
-err_free:
-	free(cq);
-	errno = ret;
-	return NULL;
 }
 
 /*
@@ -152,33 +178,20 @@ struct ibv_cq_ex *sroce_cq_create_ex(struct ibv_context *ibctx,
 		errno = ret;
 		return NULL;
 	}
-	cq = calloc(1, sizeof(*cq));
+	cq = sroce_cq_alloc();
 	if (!cq)
 		return NULL;
-	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (ret)
-		goto err_free;
-
 	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->base_vcq, NULL, 0,
 				   &reply.core, sizeof(reply), 0);
-	if (ret)
-		goto err_lock;
-
-	ret = sroce_cq_map(ctx, cq, &reply.tail.drv);
-	if (ret)
-		goto err_destroy;
+	if (!ret)
+		ret = sroce_cq_map_or_destroy(ctx, cq, &reply.tail.drv);
+	if (ret) {
+		sroce_cq_free(cq);
+		errno = ret;
+		return NULL;
+	}
 	sroce_cq_ex_ops(cq);
 	return &cq->base_vcq.cq_ex;
-
-err_destroy:
-	/* Nothing to do if this fails too: the context's close reaps it. */
-	ibv_cmd_destroy_cq(&cq->base_cq);
-err_lock:
-	pthread_spin_destroy(&cq->lock);
-err_free:
-	free(cq);
-	errno = ret;
-	return NULL;
 }
 
 /*
@@ -195,8 +208,7 @@ int sroce_cq_destroy(struct ibv_cq *ibcq)
 		return ret;
 
 	munmap(cq->ring, cq->map_len);
-	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	sroce_cq_free(cq);
 	return 0;
 }
 
