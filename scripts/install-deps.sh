@@ -8,6 +8,9 @@
 #   - installs (--no-install-recommends) the build, test bed, RDMA and
 #     fuzzing tools and the headers of both test kernels (names resolved by
 #     scripts/kernels.sh, they change with every kernel ABI bump),
+#   - installs QEMU from bookworm-backports when the one installed is older
+#     than 8.1 (bookworm's 7.2 corrupts TCG guests under network load, see
+#     Documentation/testbed.md),
 #   - returns quickly without touching apt when everything is installed.
 #
 # Usage: scripts/install-deps.sh [--check] [--prepare-testbed]
@@ -48,8 +51,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 PACKAGES=(
-	# test bed: emulator, initramfs, guest module handling
-	qemu-system-x86 busybox-static kmod cpio xz-utils zstd util-linux
+	# test bed: initramfs, guest module handling (QEMU: step 4)
+	busybox-static kmod cpio xz-utils zstd util-linux
 	# network / RDMA user space (guests run the host's user space: what tests
 	# call inside a guest must be installed here): rdmacm-utils has rping,
 	# ucmatose, udaddy, mckey (selftests/cm.sh, interop.sh); tshark brings
@@ -145,11 +148,32 @@ else
 	fi
 	say "done"
 fi
+# ---- 4. the emulator: a QEMU whose multi-threaded TCG locks pages during
+# translation (8.1 and later, bookworm-backports): with bookworm's 7.2,
+# guests under network load crash now and then with corrupted registers
+# and stacks (Documentation/testbed.md)
+QEMU_MIN=1:8.1
+qemu_version() {
+	dpkg-query -W -f='${db:Status-Abbrev} ${Version}' qemu-system-x86 2>/dev/null |
+		sed -n 's/^ii *//p'
+}
+if ! dpkg --compare-versions "$(qemu_version)" ge "$QEMU_MIN"; then
+	if [ "$CHECK_ONLY" = 1 ]; then
+		say "missing: qemu-system-x86 >= $QEMU_MIN (installed: $(qemu_version || true)); bookworm-backports has it"
+		exit 1
+	fi
+	apt_update
+	say "apt-get install --no-install-recommends -t bookworm-backports qemu-system-x86 (installed: $(qemu_version))"
+	$SUDO apt-get install -y -q --no-install-recommends -t bookworm-backports qemu-system-x86
+	dpkg --compare-versions "$(qemu_version)" ge "$QEMU_MIN" ||
+		{ say "error: qemu-system-x86 $(qemu_version) is older than $QEMU_MIN" >&2; exit 1; }
+fi
+say "qemu-system-x86 $(qemu_version)"
 for s in $SROCE_KERNEL_SERIES; do
 	say "kernel $s: $(sroce_kver "$s") (headers in $(sroce_kdir "$s"))"
 done
 
-# ---- 4. optional: warm the test bed cache
+# ---- 5. optional: warm the test bed cache
 if [ "$PREPARE" = 1 ] && [ "$CHECK_ONLY" = 0 ]; then
 	say "preparing the test bed (guest kernels, initramfs)"
 	"$here/testbed" --prepare -k all
