@@ -9,10 +9,19 @@
 # diagnostic lines.  A case passes by returning 0, fails on any failing
 # command or explicit `fail MSG`, and is skipped (always with a reason) by
 # `skip REASON`.  An argument gtest:BINARY stands for every GoogleTest case
-# of BINARY, each reported as its own KTAP case.  ktap_main prints the plan first,
-# one result line per case, and exits 0 only if nothing failed.  A marker is written to the kernel log
-# before each case so that dmesg_since_case shows what the case caused.
+# of BINARY, each reported as its own KTAP case, then one more case,
+# BINARY.process_exit, that fails if a GoogleTest process exited otherwise
+# than its results say or printed a sanitizer report; a listing that fails
+# or lists nothing is one failing case, BINARY.listing.  gtest@ROLE:BINARY
+# runs them only in the guest whose $SROCE_ROLE is ROLE (a device-local
+# binary in a two-guest suite); the other guest lists the same cases and
+# skips each as one-sided, so that both plans match and selftests/run counts
+# each case once.  ktap_main prints the plan first, one result line per
+# case, and exits 0 only if nothing failed.  A marker is written to the
+# kernel log before each case so that dmesg_since_case shows what the case
+# caused.
 
+# (KTAP_KMSG: where the case markers go, /dev/kmsg unless a host test says)
 KTAP_PASS=0
 KTAP_FAIL=0
 KTAP_SKIP=0
@@ -25,6 +34,15 @@ fail() {
 skip() {
 	echo "$*" >"$KTAP_SKIPFILE"
 	exit 4
+}
+
+# only_in_guest ROLE: the rest of this case runs in guest ROLE only; in the
+# other guest of a two-guest suite the case is a one-sided skip, which
+# selftests/run folds into ROLE's result (lib/collect.sh).  Call it where
+# this guest has nothing left to assert, after the steps it shares (its
+# sends, its barriers), so that those still fail the case.
+only_in_guest() {
+	[ "${SROCE_ROLE:-a}" = "$1" ] || skip "one-sided: asserted in guest $1"
 }
 
 # expect_eq ACTUAL EXPECTED WHAT
@@ -87,7 +105,7 @@ ktap_run_case() {
 	: >"$KTAP_SKIPFILE"
 	export KTAP_SKIPFILE
 	[ -n "${KTAP_CASE_MS:-}" ] ||
-		echo "sroce-selftest: begin $name" >/dev/kmsg 2>/dev/null || true
+		echo "sroce-selftest: begin $name" >"${KTAP_KMSG:-/dev/kmsg}" 2>/dev/null || true
 	_ktap_us t0
 	( KTAP_CASE=$name; set -e; "$@" ) >"$out" 2>&1 </dev/null
 	rc=$?
@@ -117,11 +135,25 @@ ktap_run_case() {
 	esac
 }
 
-# gtest_cases BINARY: the Suite.Case names of a GoogleTest binary.
+# gtest_cases BINARY: the Suite.Case names of a GoogleTest binary; fails
+# (saying why on stderr) if the listing fails or lists nothing.
 gtest_cases() {
-	"$1" --gtest_list_tests | awk '
+	local list rc
+	list=$("$1" --gtest_list_tests 2>&1)
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		printf '%s\n' "$list" >&2
+		echo "$1 --gtest_list_tests exited with status $rc" >&2
+		return 1
+	fi
+	list=$(printf '%s\n' "$list" | awk '
 		/^[^ ]/ { suite = $1; next }
-		/^  /   { print suite $1 }'
+		/^  /   { print suite $1 }')
+	if [ -z "$list" ]; then
+		echo "$1 --gtest_list_tests listed no case" >&2
+		return 1
+	fi
+	printf '%s\n' "$list"
 }
 
 # The cases of a GoogleTest binary run in one process: starting a C++ test
@@ -164,8 +196,54 @@ _ktap_gtest_split() {
 		END { if (cur != "") print cur }'
 }
 
+# What a sanitizer prints (ASan, LSan, TSan, MSan, UBSan's "runtime error")
+KTAP_SANITIZER_ERE='(ERROR|WARNING|SUMMARY): [A-Za-z]*Sanitizer|: runtime error: '
+
+# _ktap_gtest_exit_check BINARY STATUS DIED CASE...: after one process ran
+# CASEs (DIED: the case it died in, if any), add to $KTAP_GTEST_DIR/.exit-NAME
+# what is wrong with how it ended: GoogleTest exits 1 if a case failed and 0
+# otherwise, so any other status of a process that did not die in a case
+# (LeakSanitizer's report at exit, a crash in a destructor) is a failure, and
+# so is a sanitizer report anywhere in its output (UBSan lets a case pass).
+_ktap_gtest_exit_check() {
+	local bin=$1 rc=$2 died=$3 c r want=0
+	local f=$KTAP_GTEST_DIR/.exit-${1##*/} log=$KTAP_GTEST_DIR/run.log
+	shift 3
+	if [ -z "$died" ]; then
+		for c in "$@"; do
+			r=
+			{ read -r r <"$KTAP_GTEST_DIR/${c//\//%}.rc"; } 2>/dev/null
+			[ "$r" != 1 ] || want=1
+		done
+		[ "$rc" = "$want" ] ||
+			echo "$bin exited with status $rc after its last case (expected $want)" >>"$f"
+	fi
+	if grep -Eq -- "$KTAP_SANITIZER_ERE" "$log"; then
+		echo "$bin printed a sanitizer report:" >>"$f"
+		grep -E -A5 -- "$KTAP_SANITIZER_ERE" "$log" >>"$f"
+	fi
+	return 0
+}
+
+# ktap_gtest_exit BINARY: the BINARY.process_exit case
+ktap_gtest_exit() {
+	local f=$KTAP_GTEST_DIR/.exit-${1##*/}
+	if [ -s "$f" ]; then
+		cat "$f"
+		return 1
+	fi
+	echo "$1: every process exited as its results said, no sanitizer report"
+}
+
+# ktap_gtest_nolist BINARY: the BINARY.listing case: why there is no case
+ktap_gtest_nolist() {
+	cat "$KTAP_DIR/.list-${1##*/}"
+	return 1
+}
+
 # ktap_gtest_batch BINARY CASE...: run the CASEs, leaving their results in
-# $KTAP_GTEST_DIR as _ktap_gtest_split describes.
+# $KTAP_GTEST_DIR as _ktap_gtest_split describes, and how the processes
+# ended as _ktap_gtest_exit_check does.
 ktap_gtest_batch() {
 	local bin=$1 dir=$KTAP_GTEST_DIR log=$KTAP_GTEST_DIR/run.log
 	local rc died c f want left filter
@@ -177,6 +255,7 @@ ktap_gtest_batch() {
 		{ "$bin" --gtest_filter="$filter" --gtest_color=no; } >"$log" 2>&1 </dev/null
 		rc=$?
 		died=$(_ktap_gtest_split "$dir" <"$log")
+		_ktap_gtest_exit_check "$bin" "$rc" "$died" "${want[@]}"
 		if [ -n "$died" ]; then
 			f=$dir/${died//\//%}
 			echo "$bin ended with status $rc inside $died" >>"$f.out"
@@ -224,20 +303,40 @@ ktap_gtest_case() {
 	esac
 }
 
+# _ktap_gtest_list gtest[@ROLE]:BINARY: add BINARY's cases to ktap_main's
+# list: gtest:BINARY:CASE each, then gtest-exit:BINARY; or, in a guest other
+# than ROLE, peer:ROLE:NAME for each of these; or one failing case if BINARY
+# is missing or lists no case.
+_ktap_gtest_list() {
+	local bin=${1#*:} role='' prefix=gtest names name
+	case $1 in gtest@*) role=${1%%:*}; role=${role#gtest@} ;; esac
+	[ -z "$role" ] || [ "${SROCE_ROLE:-a}" = "$role" ] || prefix=peer:$role
+	if [ ! -x "$bin" ]; then
+		cases+=("missing:$bin")
+		return
+	fi
+	if ! names=$(gtest_cases "$bin" 2>"$KTAP_DIR/.list-${bin##*/}"); then
+		cases+=("nolist:$bin")
+		return
+	fi
+	for name in $names; do
+		cases+=("$prefix:$bin:$name")
+	done
+	if [ "$prefix" = gtest ]; then
+		cases+=("gtest-exit:$bin")
+	else
+		cases+=("$prefix:$bin:${bin##*/}.process_exit")
+	fi
+}
+
 ktap_main() {
-	local n=0 name bin batched= case_bin case_name ms cases=() group=()
+	local n=0 name bin batched='' case_bin case_name ms cases=() group=()
 	KTAP_DIR=$(mktemp -d)
 	KTAP_GTEST_DIR=$KTAP_DIR/gtest
 	mkdir "$KTAP_GTEST_DIR"
 	for name in "$@"; do
 		case $name in
-		gtest:*)
-			bin=${name#gtest:}
-			[ -x "$bin" ] || { cases+=("missing:$bin"); continue; }
-			for name in $(gtest_cases "$bin"); do
-				cases+=("gtest:$bin:$name")
-			done
-			;;
+		gtest:*|gtest@*:*) _ktap_gtest_list "$name" ;;
 		*) cases+=("$name") ;;
 		esac
 	done
@@ -250,6 +349,19 @@ ktap_main() {
 			echo "# test binary ${name#missing:} is not built"
 			echo "not ok $n ${name##*/}"
 			KTAP_FAIL=$((KTAP_FAIL + 1))
+			;;
+		nolist:*)
+			bin=${name#nolist:}
+			ktap_run_case "$n" "${bin##*/}.listing" ktap_gtest_nolist "$bin"
+			;;
+		gtest-exit:*)
+			bin=${name#gtest-exit:}
+			ktap_run_case "$n" "${bin##*/}.process_exit" ktap_gtest_exit "$bin"
+			;;
+		peer:*)
+			name=${name#peer:}
+			KTAP_CASE_MS=0 ktap_run_case "$n" "${name##*:}" \
+				skip "one-sided: runs in guest ${name%%:*} only"
 			;;
 		gtest:*)
 			name=${name#gtest:}
