@@ -69,11 +69,13 @@ target_up() {
 		fail "the RDMA port refused the subsystem: $(dmesg | tail -3)"
 }
 
+# (guest b has nothing to check until it connects: one-sided)
 t_nvmf_target_listens() {
 	if [ "$SROCE_ROLE" = a ]; then
 		target_up
 	fi
 	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
+	only_in_guest a
 }
 
 # Guest b's side of t_nvmf_connect_write_read.
@@ -100,6 +102,16 @@ nvmf_write_read() {
 		status=none || fail "4k read"
 	cmp /tmp/ulp-4k <(dd if=/tmp/ulp-data bs=4k skip=7 count=3 status=none) ||
 		fail "4k read back other data"
+	tb_put "$KTAP_CASE.sum" "$(sha256sum </tmp/ulp-data)"
+}
+
+# Guest a's side of the write/read cases: what guest b wrote (and read back)
+# is on the target's RAM disk.
+target_has_host_data() {
+	local want got
+	want=$(tb_get "$KTAP_CASE.sum" 10) || fail "guest b published no checksum: its I/O failed"
+	got=$(dd if=$IMG bs=1M count=$MIB iflag=direct status=none | sha256sum)
+	expect_eq "$got" "$want" "checksum of $IMG on the target"
 }
 
 t_nvmf_connect_write_read() {
@@ -110,6 +122,7 @@ t_nvmf_connect_write_read() {
 	fi
 	tb_barrier "$KTAP_CASE" 400 || fail "the peer did not get here"
 	[ "$rc" = 0 ] || fail "NVMe-oF I/O failed"
+	[ "$SROCE_ROLE" = b ] || target_has_host_data
 }
 
 # The SRQs of the device in this guest: rdma_rxe's count from the rdma tool,
@@ -165,6 +178,7 @@ t_srq_connect_write_read() {
 	tb_barrier "$KTAP_CASE" 400 || fail "the peer did not get here"
 	[ "$rc" = 0 ] || fail "NVMe-oF I/O failed"
 	if [ "$SROCE_ROLE" = a ]; then
+		target_has_host_data
 		srqs=$(srq_count)
 		echo "target SRQs: ${srqs:-unknown}"
 		[ "${srqs:-0}" -gt 0 ] || fail "nvmet-rdma made no SRQ on $DEV"
