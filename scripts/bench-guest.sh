@@ -10,7 +10,9 @@
 # 4791), runs the perftest set over it, removes it, and then runs the TCP
 # set (iperf3 and tcp_pingpong) over the same wire.  Interleaving the
 # drivers round by round spreads slow drifts of the host's load over all
-# of them.
+# of them, and the order of the drivers rotates from round to round (round
+# 1: sroce first, round 2: rdma_rxe first, ...), so that none always runs
+# on the freshly booted guest or always after the others.
 #
 # The set (each run with the same iteration counts for every driver):
 #   ib_write_bw, ib_send_bw, ib_read_bw at each of BENCH_BW_SIZES
@@ -190,6 +192,16 @@ tcp_set() {		# ROUND
 		-- "$TOOLS/tcp_pingpong" -p "$PORT" -S 2 -n "$(iters lat)" "$RT_CONNECT"
 }
 
+# round_order ROUND: BENCH_DRIVERS rotated left by ROUND - 1
+round_order() {
+	local -a d
+	local i
+	read -r -a d <<<"$DRIVERS"
+	for ((i = 0; i < ${#d[@]}; i++)); do
+		echo "${d[(i + $1 - 1) % ${#d[@]}]}"
+	done
+}
+
 mkdir -p "$RT_OUT"
 : >"$CPULOG"
 tb_log "bench: mode $MODE, kernel $SROCE_KVER, $(nproc) vCPUs, drivers: $DRIVERS, runs $RUNS, scale $SCALE%"
@@ -198,7 +210,7 @@ for d in $DRIVERS; do
 	rmmod "$(mod_of "$d")" 2>/dev/null
 done
 for ((r = 1; r <= RUNS; r++)); do
-	for d in $DRIVERS; do
+	for d in $(round_order "$r"); do
 		tb_log "round $r: $d"
 		if ! link_up "$d"; then
 			tb_log "FAILED: setting up $d"
