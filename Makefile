@@ -10,7 +10,7 @@
 #   make unit            build and run the userspace unit tests
 #   make microbench      run the protocol-core micro-benchmarks (core_bench)
 #   make demo            two QEMU guests with sroce devices (see README.md)
-#   make check           everything CI runs; ends with "N passed, N failed"
+#   make check           everything CI runs; ends with "N passed, N failed, N skipped"
 #   make bench           sroce vs rdma_rxe vs TCP in QEMU guests (~15 min;
 #                        BENCH_ARGS="-k 6.12 --runs 5 --quick ...")
 #
