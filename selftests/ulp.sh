@@ -178,10 +178,11 @@ t_srq_connect_write_read() {
 	tb_barrier "$KTAP_CASE" 400 || fail "the peer did not get here"
 	[ "$rc" = 0 ] || fail "NVMe-oF I/O failed"
 	if [ "$SROCE_ROLE" = a ]; then
-		target_has_host_data
+		# first, while guest b is still connected
 		srqs=$(srq_count)
 		echo "target SRQs: ${srqs:-unknown}"
 		[ "${srqs:-0}" -gt 0 ] || fail "nvmet-rdma made no SRQ on $DEV"
+		target_has_host_data
 	fi
 }
 
