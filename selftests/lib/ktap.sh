@@ -139,7 +139,7 @@ ktap_run_case() {
 # (saying why on stderr) if the listing fails or lists nothing.
 gtest_cases() {
 	local list rc
-	list=$("$1" --gtest_list_tests 2>&1)
+	list=$("$1" --gtest_list_tests)
 	rc=$?
 	if [ "$rc" -ne 0 ]; then
 		printf '%s\n' "$list" >&2
