@@ -44,6 +44,10 @@ static const char *const drop_names[SROCE_DROP_REASONS] = {
 	[SROCE_DROP_NO_RECV] = "no_recv_wqe",
 	[SROCE_DROP_LOST_MSG] = "lost_message",
 	[SROCE_DROP_NO_MCAST] = "no_mcast_group",
+	[SROCE_DROP_BCAST] = "bcast",
+	[SROCE_DROP_MCAST_CONN] = "mcast_to_rc_uc",
+	[SROCE_DROP_BAD_SRC] = "bad_src_addr",
+	[SROCE_DROP_BAD_DST] = "bad_dst_addr",
 };
 
 static const char *const tx_error_names[SROCE_TX_ERRORS] = {

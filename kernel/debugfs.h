@@ -41,6 +41,10 @@ enum sroce_drop_reason {
 	SROCE_DROP_NO_RECV,	/* UD, UC: no receive WQE posted */
 	SROCE_DROP_LOST_MSG,	/* UC: part of a message whose packets were lost */
 	SROCE_DROP_NO_MCAST,	/* multicast to a group no QP has joined */
+	SROCE_DROP_BCAST,	/* sent to a broadcast address */
+	SROCE_DROP_MCAST_CONN,	/* RC, UC: sent to a multicast group */
+	SROCE_DROP_BAD_SRC,	/* RC, UC: not from the address vector's DGID */
+	SROCE_DROP_BAD_DST,	/* RC, UC: not to the QP's SGID */
 	SROCE_DROP_REASONS,
 };
 

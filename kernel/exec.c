@@ -51,6 +51,7 @@
 #include "comp.h"
 #include "debugfs.h"
 #include "exec.h"
+#include "net.h"
 #include "qp.h"
 #include "req.h"
 #include "resp.h"
@@ -136,6 +137,14 @@ void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb)
 		sroce_drop_count(SROCE_DROP_TRANSPORT);
 		goto drop;
 	}
+	/*
+	 * A connected QP's peer is the one of its address vector, which every
+	 * state that receives has; before anything acts on the packet (a UC
+	 * responder resynchronises to any FIRST or ONLY).
+	 */
+	if (pkt.op->transport != SROCE_TRANSPORT_UD &&
+	    sroce_exec_can_receive(state) && !sroce_net_rx_from_peer(qp, skb))
+		goto drop;
 	if (pkt.op->transport != SROCE_TRANSPORT_RC) {
 		sroce_exec_unreliable(qp, skb, &pkt, reason);
 		kfree_skb(skb);

@@ -10,9 +10,11 @@
  * a clear error on the command that needs the port.
  *
  * Receive (softirq, from UDP's encap_rcv): find the sroce device the datagram
- * is for, check that it is long enough, carried by a plain IP header and has
- * a valid ICRC, look its destination QP up and hand it to the QP's execution
- * context (exec.h).  Every dropped datagram is counted by reason in
+ * is for, check that it was not broadcast, is long enough, carried by a
+ * plain IP header and has a valid ICRC, look its destination QP up and hand
+ * it to the QP's execution context (exec.h), which has a connected QP's
+ * packets checked against its address vector (sroce_net_rx_from_peer()).
+ * Every dropped datagram is counted by reason in
  * /sys/kernel/debug/sroce/rx_drops.
  *
  * Transmit (process context, qp->mutex held): route the QP's address vector,
@@ -48,6 +50,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/sroce-abi.h>
 
+#include "core/addr.h"
 #include "core/hdr.h"
 #include "core/icrc.h"
 #include "debugfs.h"
@@ -156,11 +159,33 @@ static bool sroce_net_rx_valid(struct sk_buff *skb,
 	return false;
 }
 
+/*
+ * Broadcast is not RoCE (core/addr.h): a datagram that IP delivered as a
+ * broadcast (to 255.255.255.255 or a subnet's broadcast address, which only
+ * the route knows), or that came in a link-layer broadcast frame.  Caller in
+ * the receive softirq, under RCU, which keeps the route.
+ */
+static bool sroce_net_rx_bcast(const struct sk_buff *skb)
+{
+	const struct rtable *rt;
+
+	if (skb->pkt_type == PACKET_BROADCAST)
+		return true;
+	if (skb->protocol != htons(ETH_P_IP))
+		return false;
+	rt = skb_rtable(skb);
+	return rt && (rt->rt_flags & RTCF_BROADCAST);
+}
+
 static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	enum sroce_drop_reason why;
 	struct sroce_qp *qp;
 
+	if (sroce_net_rx_bcast(skb)) {
+		sroce_net_rx_drop(skb, SROCE_DROP_BCAST);
+		return;
+	}
 	if (!sroce_net_rx_valid(skb, &why)) {
 		sroce_net_rx_drop(skb, why);
 		return;
@@ -176,6 +201,43 @@ static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
 	}
 	sroce_exec_rx(qp, skb);
 	sroce_qp_put(qp);
+}
+
+/**
+ * sroce_net_rx_from_peer - is a connected QP's packet from its peer
+ * @qp: an RC or UC QP in a state with an address vector; qp->mutex held
+ * @skb: a packet as sroce_exec_rx() received it
+ *
+ * The packet must come from the address vector's DGID to the QP's SGID
+ * (core/addr.h).  A packet that does not is counted under its reason; the
+ * caller drops it.
+ *
+ * Return: true if the packet may go to the QP's engine.
+ */
+bool sroce_net_rx_from_peer(struct sroce_qp *qp, const struct sk_buff *skb)
+{
+	static const enum sroce_drop_reason why[] = {
+		[SROCE_ADDR_BCAST] = SROCE_DROP_BCAST,
+		[SROCE_ADDR_MCAST] = SROCE_DROP_MCAST_CONN,
+		[SROCE_ADDR_BAD_SRC] = SROCE_DROP_BAD_SRC,
+		[SROCE_ADDR_BAD_DST] = SROCE_DROP_BAD_DST,
+	};
+	/* the headers sroce_net_rx_valid() left in the linear skb */
+	const u8 *ip = skb_network_header(skb);
+	struct sroce_addr_pair addrs;
+	enum sroce_addr_verdict v;
+
+	lockdep_assert_held(&qp->mutex);
+	BUILD_BUG_ON(sizeof(qp->av.saddr) != SROCE_GID_LEN);
+	if (!sroce_addr_parse(ip, skb_tail_pointer(skb) - ip, &addrs))
+		v = SROCE_ADDR_BAD_SRC;
+	else
+		v = sroce_addr_check_conn(&addrs, qp->av.saddr.s6_addr,
+					  qp->av.daddr.s6_addr);
+	if (v == SROCE_ADDR_OK)
+		return true;
+	sroce_drop_count(why[v]);
+	return false;
 }
 
 /*

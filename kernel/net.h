@@ -44,4 +44,7 @@ int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 /* The QP's address vector or flow changed, or it goes away (qp->mutex). */
 void sroce_net_forget_route(struct sroce_qp *qp);
 
+/* Receive path: a connected QP takes packets from its peer only. */
+bool sroce_net_rx_from_peer(struct sroce_qp *qp, const struct sk_buff *skb);
+
 #endif /* SROCE_NET_H */

@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 """Send hand-made RoCE v2 packets through raw IP sockets.
 
-    roce_send.py [-n COUNT] [-q QPN] KIND SRC DST [KIND SRC DST ...]
+    roce_send.py [-n COUNT] [-q QPN] [-p PSN] [-t rc|uc] [-f BYTE]
+                 KIND SRC DST [KIND SRC DST ...]
 
-Sends COUNT (default 10) RC SEND-only packets to QP number QPN (default
-0xabcdef) for each KIND SRC DST triple, and prints one line per triple.
-KIND is "valid" (a correct ICRC) or "bad-icrc" (the correct ICRC with one
-bit flipped).  SRC and DST are both IPv4 or both IPv6 addresses; SRC is
-written into the packet as is.  Needs root (raw sockets).
+Sends COUNT (default 10) RC SEND-only packets (UC ones with -t uc) to QP
+number QPN (default 0xabcdef) for each KIND SRC DST triple, and prints one
+line per triple.  KIND is "valid" (a correct ICRC) or "bad-icrc" (the
+correct ICRC with one bit flipped).  SRC and DST are both IPv4 or both IPv6
+addresses; SRC is written into the packet as is, and DST may be a broadcast
+address.  The PSN is PSN if given, else random; the 16 payload bytes are
+BYTE if given, else random.  Needs root (raw sockets).
 
 The whole IP packet is built here (IPv4 with IP_HDRINCL, IPv6 with an
 IPPROTO_RAW socket), so every byte the ICRC covers is known, including the
@@ -31,13 +34,13 @@ import sys
 import zlib
 
 ROCE_PORT = 4791
-RC_SEND_ONLY = 0x04
+SEND_ONLY = {"rc": 0x04, "uc": 0x24}
 PAYLOAD_LEN = 16                # whole words: no pad bytes
 
 
-def bth(qpn, psn, variant):
+def bth(opcode, qpn, psn, variant):
     """BTH: opcode, SE/M/pad/TVer, P_Key, byte 4, DestQP, AckReq, PSN."""
-    return struct.pack(">BBHB3sB3s", RC_SEND_ONLY, 0, 0xFFFF, variant,
+    return struct.pack(">BBHB3sB3s", opcode, 0, 0xFFFF, variant,
                        qpn.to_bytes(3, "big"), 0x80, psn.to_bytes(3, "big"))
 
 
@@ -74,7 +77,7 @@ def icrc(ip_hdr, rest):
     return zlib.crc32(b"\xff" * 8 + bytes(ip) + bytes(rest)) & 0xFFFFFFFF
 
 
-def packet(src, dst, qpn, corrupt):
+def packet(src, dst, opt, corrupt):
     """A whole IP packet: IP, UDP, BTH, payload, ICRC (addresses packed)."""
     roce_len = 12 + PAYLOAD_LEN + 4
     sport = 0xC000 | random.randrange(0x4000)
@@ -83,9 +86,12 @@ def packet(src, dst, qpn, corrupt):
         ip_hdr = ipv4(src, dst, 20 + udp_len)
     else:
         ip_hdr = ipv6(src, dst, udp_len)
+    psn = random.randrange(1 << 24) if opt["psn"] is None else opt["psn"]
+    payload = (random.randbytes(PAYLOAD_LEN) if opt["fill"] is None
+               else bytes([opt["fill"]]) * PAYLOAD_LEN)
     rest = (udp(sport, udp_len) +
-            bth(qpn, random.randrange(1 << 24), random.randrange(256)) +
-            random.randbytes(PAYLOAD_LEN))
+            bth(SEND_ONLY[opt["transport"]], opt["qpn"], psn,
+                random.randrange(256)) + payload)
     crc = icrc(ip_hdr, rest)
     if corrupt:
         crc ^= 1 << random.randrange(32)
@@ -96,7 +102,7 @@ def family(addr):
     return socket.AF_INET6 if ":" in addr else socket.AF_INET
 
 
-def send(kind, src, dst, qpn, count):
+def send(kind, src, dst, opt):
     fam = family(src)
     if family(dst) != fam:
         sys.exit(f"{src} and {dst}: not the same IP version")
@@ -104,29 +110,41 @@ def send(kind, src, dst, qpn, count):
     # IPPROTO_RAW: we write the IP header (for IPv4, IP_HDRINCL is implied
     # and the kernel keeps a non-zero identification).
     with socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_RAW) as s:
-        for _ in range(count):
-            s.sendto(packet(psrc, pdst, qpn, kind == "bad-icrc"), (dst, 0))
-    print(f"sent {count} {kind} packets {src} -> {dst} QPN {qpn:#x}")
+        if fam == socket.AF_INET:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+        for _ in range(opt["count"]):
+            s.sendto(packet(psrc, pdst, opt, kind == "bad-icrc"), (dst, 0))
+    print(f"sent {opt['count']} {kind} {opt['transport'].upper()} packets "
+          f"{src} -> {dst} QPN {opt['qpn']:#x}")
 
 
 def usage(msg):
-    sys.exit(f"{msg}\nusage: roce_send.py [-n COUNT] [-q QPN] "
-             "KIND SRC DST [KIND SRC DST ...]   (KIND: valid | bad-icrc)")
+    sys.exit(f"{msg}\nusage: roce_send.py [-n COUNT] [-q QPN] [-p PSN] "
+             "[-t rc|uc] [-f BYTE] KIND SRC DST [KIND SRC DST ...]   "
+             "(KIND: valid | bad-icrc)")
+
+
+OPTIONS = {"-n": ("count", int),
+           "-q": ("qpn", lambda v: int(v, 0)),
+           "-p": ("psn", lambda v: int(v, 0) & 0xFFFFFF),
+           "-t": ("transport", lambda v: v),
+           "-f": ("fill", lambda v: int(v, 0) & 0xFF)}
 
 
 def main(argv):
-    count, qpn = 10, 0xABCDEF
-    while argv[:1] in (["-n"], ["-q"]) and len(argv) >= 2:
-        if argv[0] == "-n":
-            count = int(argv[1])
-        else:
-            qpn = int(argv[1], 0)
+    opt = {"count": 10, "qpn": 0xABCDEF, "psn": None, "transport": "rc",
+           "fill": None}
+    while argv[:1] and argv[0] in OPTIONS and len(argv) >= 2:
+        key, conv = OPTIONS[argv[0]]
+        opt[key] = conv(argv[1])
         argv = argv[2:]
+    if opt["transport"] not in SEND_ONLY:
+        usage(f"-t {opt['transport']}: not rc or uc")
     if not argv or len(argv) % 3 or \
             any(k not in ("valid", "bad-icrc") for k in argv[::3]):
         usage("arguments are KIND SRC DST triples")
     for i in range(0, len(argv), 3):
-        send(argv[i], argv[i + 1], argv[i + 2], qpn, count)
+        send(argv[i], argv[i + 1], argv[i + 2], opt)
 
 
 if __name__ == "__main__":

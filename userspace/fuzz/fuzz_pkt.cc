@@ -11,7 +11,10 @@
 //    from, at the offset the opcode table gives;
 //  * the ICRC computed in pieces split at the parsed boundaries (headers,
 //    payload, pad) equals the one-shot computation, over IPv4 and IPv6;
-//  * every header decoder, run on the raw input, round-trips.
+//  * every header decoder, run on the raw input, round-trips;
+//  * the input read as an IP header: its addresses, if it has any, are
+//    accepted by exactly the connected QP they name (unless the destination
+//    is a broadcast or multicast one) and refused by a QP one bit away.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -20,6 +23,7 @@
 #include "core_test_util.h"
 
 extern "C" {
+#include "kernel/core/addr.h"
 #include "kernel/core/hdr.h"
 #include "kernel/core/icrc.h"
 #include "kernel/core/opcode.h"
@@ -158,6 +162,34 @@ void icrc_in_pieces(const uint8_t *data, size_t size, const sroce_pkt *pkt)
 	}
 }
 
+void addr_check(const uint8_t *data, size_t size)
+{
+	sroce_addr_pair p;
+	uint8_t other[SROCE_GID_LEN];
+
+	if (!sroce_addr_parse(data, static_cast<uint32_t>(size), &p))
+		return;
+	check(size >= 20);
+	check(sroce_addr_is_v4(p.src) == (data[0] >> 4 == 4));
+	check(sroce_addr_is_v4(p.dst) == (data[0] >> 4 == 4));
+
+	const sroce_addr_verdict v = sroce_addr_check_conn(&p, p.dst, p.src);
+	if (sroce_addr_is_lbcast(p.dst))
+		check(v == SROCE_ADDR_BCAST);
+	else if (sroce_addr_is_mcast(p.dst))
+		check(v == SROCE_ADDR_MCAST);
+	else
+		check(v == SROCE_ADDR_OK);
+	if (v != SROCE_ADDR_OK)
+		return;
+	std::memcpy(other, p.src, sizeof(other));
+	other[data[size - 1] % sizeof(other)] ^= 1;
+	check(sroce_addr_check_conn(&p, p.dst, other) == SROCE_ADDR_BAD_SRC);
+	std::memcpy(other, p.dst, sizeof(other));
+	other[data[size - 1] % sizeof(other)] ^= 1;
+	check(sroce_addr_check_conn(&p, other, p.src) == SROCE_ADDR_BAD_DST);
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -193,5 +225,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	icrc_in_pieces(data, size, parsed ? &pkt : nullptr);
 	headers_round_trip(data, size);
+	addr_check(data, size);
 	return 0;
 }
