@@ -11,6 +11,9 @@
 #   make microbench      run the protocol-core micro-benchmarks (core_bench)
 #   make demo            two QEMU guests with sroce devices (see README.md)
 #   make check           everything CI runs; ends with "N passed, N failed, N skipped"
+#   make check-debug     the guest suites on a KASAN/lockdep/kmemleak 6.1
+#                        kernel (built once, cached: 1-2 h; not in CI;
+#                        SUITES="device pair" limits the suites)
 #   make bench           sroce vs rdma_rxe vs TCP in QEMU guests (~15 min;
 #                        BENCH_ARGS="-k 6.12 --runs 5 --quick ...")
 #
@@ -29,12 +32,12 @@ krel = $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/gen
 kmod_dir = $(BUILD)/kmod/$(krel)
 
 .PHONY: all module ktests provider userspace unit microbench install \
-	install-module install-provider demo check bench clean help
+	install-module install-provider demo check check-debug bench clean help
 
 all: module provider
 
 help:
-	@sed -n '3,15p' Makefile
+	@sed -n '3,18p' Makefile
 
 module:
 	@test -n "$(krel)" || { echo "sroce: no kernel headers at $(KDIR);" \
@@ -96,6 +99,9 @@ demo:
 
 check:
 	$(CURDIR)/scripts/check
+
+check-debug:
+	$(CURDIR)/scripts/check-debug $(SUITES)
 
 bench:
 	$(CURDIR)/scripts/bench $(BENCH_ARGS)

@@ -13,8 +13,10 @@
 #     Documentation/testbed.md),
 #   - returns quickly without touching apt when everything is installed.
 #
-# Usage: scripts/install-deps.sh [--check] [--prepare-testbed]
+# Usage: scripts/install-deps.sh [--check] [--prepare-testbed] [--debug-kernel]
 #   --check            only report what is missing (exit 1 if anything is)
+#   --debug-kernel     also what make check-debug builds its kernel from:
+#                      linux-source-6.1 and the kernel build tools
 #   --prepare-testbed  afterwards also download/extract the guest kernels and
 #                      build the initramfs (scripts/testbed --prepare -k all),
 #                      as the user running this script
@@ -26,9 +28,11 @@ here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 
 CHECK_ONLY=0
 PREPARE=0
+DEBUG_KERNEL=0
 for a in "$@"; do
 	case "$a" in
 	--check) CHECK_ONLY=1 ;;
+	--debug-kernel) DEBUG_KERNEL=1 ;;
 	--prepare-testbed) PREPARE=1 ;;
 	-h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
 	*) echo "install-deps: unknown argument '$a' (try --help)" >&2; exit 2 ;;
@@ -69,6 +73,8 @@ PACKAGES=(
 	# fuzzing
 	clang llvm lld
 )
+# make check-debug only: the debug guest kernel (scripts/debug-kernel/build)
+[ "$DEBUG_KERNEL" = 1 ] && PACKAGES+=(linux-source-6.1 flex bison bc libelf-dev libssl-dev)
 
 # missing PKG...: print the packages that are not installed (one dpkg-query)
 missing() {

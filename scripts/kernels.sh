@@ -17,9 +17,15 @@
 #   scripts/kernels.sh hdrpkg 6.1    -> linux-headers-6.1.0-56-amd64
 #   scripts/kernels.sh kdir 6.12     -> /usr/src/linux-headers-6.12.95+deb12-amd64
 #   scripts/kernels.sh list          -> one line per kernel: "<series> <kver>"
+#   scripts/kernels.sh kdir 6.1-debug -> the object tree of the debug kernel
+#                                       that scripts/debug-kernel/build made
 #   scripts/kernels.sh refresh       -> drop the cache and resolve again
 # Usage (sourced):
 #   . scripts/kernels.sh; kver=$(sroce_kver 6.12); kdir=$(sroce_kdir 6.12)
+#
+# 6.1-debug is not a Debian package: it is built from linux-source-6.1 by
+# scripts/debug-kernel/build (make check-debug) into the cache; kver/kdir/
+# kroot of it fail until that build finished.  It is not in `list`.
 #
 # Overrides: SROCE_KVER_6_1 / SROCE_KVER_6_12 force a kver (e.g. to test a
 # locally installed kernel); SROCE_CACHE moves the cache.
@@ -37,8 +43,8 @@ sroce_cache_dir() {
 # _sroce_series_ok SERIES: is it one of ours?
 _sroce_series_ok() {
 	case "$1" in
-	6.1|6.12) return 0 ;;
-	*) echo "kernels.sh: unknown kernel series '$1' (use 6.1 or 6.12)" >&2; return 1 ;;
+	6.1|6.12|6.1-debug) return 0 ;;
+	*) echo "kernels.sh: unknown kernel series '$1' (use 6.1, 6.12 or 6.1-debug)" >&2; return 1 ;;
 	esac
 }
 
@@ -84,10 +90,27 @@ _sroce_cache_fresh() {
 	return 0
 }
 
+# sroce_debug_env NAME: KVER, KDIR or KROOT of the built debug kernel
+sroce_debug_env() {
+	local f v
+	f=$(sroce_cache_dir)/debug-kernel/current.env
+	v=$(sed -n "s/^$1=//p" "$f" 2>/dev/null)
+	if [ -z "$v" ]; then
+		echo "kernels.sh: the 6.1-debug kernel is not built; run scripts/debug-kernel/build (or make check-debug)" >&2
+		return 1
+	fi
+	printf '%s\n' "$v"
+}
+
 # sroce_kernel_pkg SERIES: linux-image-<kver>
 sroce_kernel_pkg() {
 	local series=$1 cache_dir cache pkg tmp
 	_sroce_series_ok "$series" || return 1
+	if [ "$series" = 6.1-debug ]; then
+		pkg=$(sroce_debug_env KVER) || return 1
+		printf 'linux-image-%s\n' "$pkg"
+		return 0
+	fi
 	case "$series" in
 	6.1)  [ -n "${SROCE_KVER_6_1:-}" ]  && { printf 'linux-image-%s\n' "$SROCE_KVER_6_1"; return 0; } ;;
 	6.12) [ -n "${SROCE_KVER_6_12:-}" ] && { printf 'linux-image-%s\n' "$SROCE_KVER_6_12"; return 0; } ;;
@@ -145,6 +168,7 @@ sroce_headers_pkg() {
 # sroce_kdir SERIES: the kbuild dir external modules are built against
 sroce_kdir() {
 	local kver
+	[ "$1" = 6.1-debug ] && { sroce_debug_env KDIR; return; }
 	kver=$(sroce_kver "$1") || return 1
 	printf '/usr/src/linux-headers-%s\n' "$kver"
 }
@@ -153,10 +177,10 @@ _sroce_kernels_main() {
 	set -u
 	local cmd=${1:-}
 	case "$cmd" in
-	kver)   [ $# -eq 2 ] || { echo "usage: $0 kver 6.1|6.12" >&2; return 2; }; sroce_kver "$2" ;;
+	kver)   [ $# -eq 2 ] || { echo "usage: $0 kver 6.1|6.12|6.1-debug" >&2; return 2; }; sroce_kver "$2" ;;
 	pkg)    [ $# -eq 2 ] || { echo "usage: $0 pkg 6.1|6.12" >&2; return 2; }; sroce_kernel_pkg "$2" ;;
 	hdrpkg) [ $# -eq 2 ] || { echo "usage: $0 hdrpkg 6.1|6.12" >&2; return 2; }; sroce_headers_pkg "$2" ;;
-	kdir)   [ $# -eq 2 ] || { echo "usage: $0 kdir 6.1|6.12" >&2; return 2; }; sroce_kdir "$2" ;;
+	kdir)   [ $# -eq 2 ] || { echo "usage: $0 kdir 6.1|6.12|6.1-debug" >&2; return 2; }; sroce_kdir "$2" ;;
 	list)   local s k; for s in $SROCE_KERNEL_SERIES; do k=$(sroce_kver "$s") || return 1; echo "$s $k"; done ;;
 	refresh) rm -f "$(sroce_cache_dir)/kernel-names"; _sroce_kernels_main list ;;
 	-h|--help|help|'')
