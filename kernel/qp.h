@@ -181,6 +181,7 @@ struct sroce_qp {
 	 * come from any context; post_lock serialises kernel posters.
 	 */
 	struct work_struct work;
+	spinlock_t kick_lock;		/* queueing work vs. DYING, exec.c */
 	struct sk_buff_head rxq;	/* received, not yet processed */
 	unsigned long events;		/* SROCE_EXEC_* bits, atomic */
 	unsigned long ae_pending;	/* BIT(ib_event_type) to dispatch */
