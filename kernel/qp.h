@@ -190,6 +190,7 @@ struct sroce_qp {
 	struct dst_entry *tx_dst;	/* cached route, kernel/net.c */
 	u32 tx_dst_cookie;		/* its IPv6 validity cookie */
 	struct list_head res_node;	/* in kernel/res.c's list */
+	bool res_live;			/* details readable, kernel/res.c */
 	spinlock_t post_lock;		/* kernel QP posters */
 	void *sq_copy;			/* private copies of fetched SQ slots */
 	struct sroce_swqe *swqe;	/* per SQ slot */
