@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Send hand-made RoCE v2 packets through raw IP sockets.
 
-    roce_send.py [-n COUNT] [-q QPN] KIND SRC DST [KIND SRC DST ...]
+    roce_send.py [-n COUNT] [-q QPN[-LAST]] KIND SRC DST [KIND SRC DST ...]
 
 Sends COUNT (default 10) RC SEND-only packets to QP number QPN (default
 0xabcdef) for each KIND SRC DST triple, and prints one line per triple.
+QPN may be a range FIRST-LAST: the packets then go to each number in turn.
 KIND is "valid" (a correct ICRC) or "bad-icrc" (the correct ICRC with one
 bit flipped).  SRC and DST are both IPv4 or both IPv6 addresses; SRC is
 written into the packet as is.  Needs root (raw sockets).
@@ -96,7 +97,7 @@ def family(addr):
     return socket.AF_INET6 if ":" in addr else socket.AF_INET
 
 
-def send(kind, src, dst, qpn, count):
+def send(kind, src, dst, qpns, count):
     fam = family(src)
     if family(dst) != fam:
         sys.exit(f"{src} and {dst}: not the same IP version")
@@ -104,29 +105,41 @@ def send(kind, src, dst, qpn, count):
     # IPPROTO_RAW: we write the IP header (for IPv4, IP_HDRINCL is implied
     # and the kernel keeps a non-zero identification).
     with socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_RAW) as s:
-        for _ in range(count):
+        for i in range(count):
+            qpn = qpns[i % len(qpns)]
             s.sendto(packet(psrc, pdst, qpn, kind == "bad-icrc"), (dst, 0))
-    print(f"sent {count} {kind} packets {src} -> {dst} QPN {qpn:#x}")
+    print(f"sent {count} {kind} packets {src} -> {dst} "
+          f"QPN {qpns[0]:#x}-{qpns[-1]:#x}")
+
+
+def qpn_range(arg):
+    """QPN or FIRST-LAST, as a list of QP numbers."""
+    first, _, last = arg.partition("-")
+    first = int(first, 0)
+    last = int(last, 0) if last else first
+    if last < first:
+        usage(f"empty QPN range {arg}")
+    return list(range(first, last + 1))
 
 
 def usage(msg):
-    sys.exit(f"{msg}\nusage: roce_send.py [-n COUNT] [-q QPN] "
+    sys.exit(f"{msg}\nusage: roce_send.py [-n COUNT] [-q QPN[-LAST]] "
              "KIND SRC DST [KIND SRC DST ...]   (KIND: valid | bad-icrc)")
 
 
 def main(argv):
-    count, qpn = 10, 0xABCDEF
+    count, qpns = 10, [0xABCDEF]
     while argv[:1] in (["-n"], ["-q"]) and len(argv) >= 2:
         if argv[0] == "-n":
             count = int(argv[1])
         else:
-            qpn = int(argv[1], 0)
+            qpns = qpn_range(argv[1])
         argv = argv[2:]
     if not argv or len(argv) % 3 or \
             any(k not in ("valid", "bad-icrc") for k in argv[::3]):
         usage("arguments are KIND SRC DST triples")
     for i in range(0, len(argv), 3):
-        send(argv[i], argv[i + 1], argv[i + 2], qpn, count)
+        send(argv[i], argv[i + 1], argv[i + 2], qpns, count)
 
 
 if __name__ == "__main__":
