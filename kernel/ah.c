@@ -71,6 +71,7 @@ void sroce_ah_put(struct sroce_ah_dest *dest)
 		return;
 	rdma_put_gid_attr(dest->av.sgid_attr);
 	kfree_rcu(dest, rcu);
+	sroce_obj_put(SROCE_OBJ_AH_DEST);
 }
 
 static int sroce_ah_number(struct sroce_dev *sdev, struct sroce_ah *ah,
@@ -130,6 +131,7 @@ static int sroce_ah_create(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			goto err_erase;
 	}
 	sroce_obj_get(SROCE_OBJ_AH);
+	sroce_obj_get(SROCE_OBJ_AH_DEST);
 	return 0;
 
 err_erase:

@@ -24,6 +24,7 @@ static const char *const obj_names[SROCE_OBJ_KINDS] = {
 	[SROCE_OBJ_MR] = "mrs",
 	[SROCE_OBJ_QP] = "qps",
 	[SROCE_OBJ_AH] = "ahs",
+	[SROCE_OBJ_AH_DEST] = "ah_dests",
 	[SROCE_OBJ_MCAST] = "mcast_groups",
 	[SROCE_OBJ_SRQ] = "srqs",
 	[SROCE_OBJ_MW] = "mws",

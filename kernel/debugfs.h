@@ -19,6 +19,7 @@ enum sroce_obj_kind {
 	SROCE_OBJ_RING,
 	SROCE_OBJ_QP,
 	SROCE_OBJ_AH,
+	SROCE_OBJ_AH_DEST,	/* resolved destinations, held by WQEs too */
 	SROCE_OBJ_MCAST,
 	SROCE_OBJ_SRQ,
 	SROCE_OBJ_MW,

@@ -18,13 +18,29 @@
  *  - the retransmission and RNR timers (SROCE_EXEC_* event bits);
  *  - modify_qp, when the QP enters a state with work to do.
  *
- * Lifetime.  The receive path holds a QP reference (sroce_qp_get()) while it
- * queues, and so does every transmitted packet until the stack frees it
- * (kernel/tx.c).  destroy_qp cuts lookups off, then sroce_exec_quiesce()
- * marks the QP dying (nothing queues the work any more), shuts the timers
- * down and cancels the work, so nothing transmits; then it waits for the
- * references (kernel/qp.c) and sroce_exec_cleanup() drops what is left on
- * rxq.  After that nothing runs for the QP.
+ * Lifetime.  The receive path and the multicast fan-out hold a QP reference
+ * (sroce_qp_get()) while they queue, and so does every transmitted packet
+ * until the stack frees it (kernel/tx.c, whose destructor may kick the work
+ * just before it drops its reference); the timers hold none.  destroy_qp
+ * cuts lookups off, then sroce_exec_quiesce() marks the QP dying, cancels
+ * the work and shuts the timers down; then it waits for the references
+ * (kernel/qp.c) and sroce_exec_cleanup() drops what is left on rxq.
+ *
+ * Why nothing runs or is queued after destroy: sroce_exec_kick() tests
+ * SROCE_EXEC_DYING and queues the work under qp->kick_lock, and
+ * sroce_exec_quiesce() sets the bit under the same lock.  A kick either
+ * took the lock first - its work item is then queued before the bit is set
+ * and the cancel that follows removes it or waits for its run - or takes
+ * it afterwards, sees the bit and queues nothing.  There is no window in
+ * between, whoever kicks (a reference holder about to put its reference, a
+ * timer, the run requeueing itself).  The run in progress that the cancel
+ * waits for can arm a timer, which the shutdown after the cancel stops; a
+ * timer firing meanwhile only sets a bit.  So once sroce_exec_quiesce()
+ * returns, no work item is queued or running and none can be queued again;
+ * the reference holders still touch only rxq, the event bits and the
+ * inflight count, which live in the QP that destroy_qp has not freed yet.
+ * A provider's doorbell runs the engine in its own system call, which
+ * ib_uverbs never lets overlap destroy_qp.
  *
  * A run is bounded (SROCE_EXEC_BUDGET packets in and out) and requeues
  * itself if work is left, so one busy QP cannot starve the others sharing
@@ -63,10 +79,31 @@
 
 static struct workqueue_struct *sroce_wq;
 
-void sroce_exec_kick(struct sroce_qp *qp)
+/* Queue the work unless the QP is dying; see "Lifetime" above. */
+static void sroce_exec_queue(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->kick_lock);
 	if (!test_bit(SROCE_EXEC_DYING, &qp->events))
 		queue_work(sroce_wq, &qp->work);
+}
+
+void sroce_exec_kick(struct sroce_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->kick_lock, flags);
+	sroce_exec_queue(qp);
+	spin_unlock_irqrestore(&qp->kick_lock, flags);
+}
+
+/* No kick queues the work from here on. */
+static void sroce_exec_mark_dying(struct sroce_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->kick_lock, flags);
+	set_bit(SROCE_EXEC_DYING, &qp->events);
+	spin_unlock_irqrestore(&qp->kick_lock, flags);
 }
 
 void sroce_exec_rx(struct sroce_qp *qp, struct sk_buff *skb)
@@ -455,6 +492,7 @@ int sroce_exec_qp_init(struct sroce_qp *qp)
 	int err;
 
 	INIT_WORK(&qp->work, sroce_exec_work);
+	spin_lock_init(&qp->kick_lock);
 	skb_queue_head_init(&qp->rxq);
 	spin_lock_init(&qp->post_lock);
 	qp->events = 0;
@@ -472,14 +510,15 @@ int sroce_exec_qp_init(struct sroce_qp *qp)
  * destroy_qp, once lookups are cut off: stop the engine for good, so that
  * it neither transmits (which takes QP references) nor runs again.  Timers,
  * the receive path and transmit completions may still try to wake it; the
- * DYING bit makes that a no-op.
+ * DYING bit, set under kick_lock, makes that a no-op (see "Lifetime").
  */
 void sroce_exec_quiesce(struct sroce_qp *qp)
 {
-	set_bit(SROCE_EXEC_DYING, &qp->events);
+	sroce_exec_mark_dying(qp);
+	/* the last run: it may arm a timer, it cannot queue itself again */
 	cancel_work_sync(&qp->work);
 	sroce_req_shutdown_timers(qp);
-	cancel_work_sync(&qp->work);
+	WARN_ON_ONCE(work_pending(&qp->work));
 }
 
 /* destroy_qp, after every QP reference is gone: free the engine's state. */

@@ -26,7 +26,7 @@ enum sroce_exec_event {
  */
 void sroce_exec_rx(struct sroce_qp *qp, struct sk_buff *skb);
 
-/* Wake the QP's work item; callable from any context. */
+/* Wake the QP's work item; any context; a no-op once destroy began. */
 void sroce_exec_kick(struct sroce_qp *qp);
 /* A user's send doorbell; process context (runs the engine if idle). */
 void sroce_exec_doorbell(struct sroce_qp *qp);

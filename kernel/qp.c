@@ -349,7 +349,8 @@ err_free_ref:
  * here, the engine is stopped so it transmits nothing more, and the
  * reference holders - the receive path and packets still in the network
  * stack - are waited for.  The rings then go (a user ring stays mapped
- * until the provider unmaps it, see kernel/queue.c).
+ * until the provider unmaps it, see kernel/queue.c), after the netlink
+ * details have been cut off (kernel/res.c).
  */
 static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 {
@@ -371,7 +372,11 @@ static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	sroce_queue_cleanup(&qp->sq);
 	if (qp->av.sgid_attr)
 		rdma_put_gid_attr(qp->av.sgid_attr);
-	mutex_destroy(&qp->mutex);
+	/*
+	 * No mutex_destroy(): 6.12's ib_core keeps the QP in its resource
+	 * tracking until after this returns, and a netlink dump may still
+	 * query it (sroce_qp_query() takes the mutex); kernel/res.c.
+	 */
 	sroce_obj_put(SROCE_OBJ_QP);
 	return 0;
 }

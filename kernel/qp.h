@@ -181,6 +181,7 @@ struct sroce_qp {
 	 * come from any context; post_lock serialises kernel posters.
 	 */
 	struct work_struct work;
+	spinlock_t kick_lock;		/* queueing work vs. DYING, exec.c */
 	struct sk_buff_head rxq;	/* received, not yet processed */
 	unsigned long events;		/* SROCE_EXEC_* bits, atomic */
 	unsigned long ae_pending;	/* BIT(ib_event_type) to dispatch */
@@ -189,6 +190,7 @@ struct sroce_qp {
 	struct dst_entry *tx_dst;	/* cached route, kernel/net.c */
 	u32 tx_dst_cookie;		/* its IPv6 validity cookie */
 	struct list_head res_node;	/* in kernel/res.c's list */
+	bool res_live;			/* details readable, kernel/res.c */
 	spinlock_t post_lock;		/* kernel QP posters */
 	void *sq_copy;			/* private copies of fetched SQ slots */
 	struct sroce_swqe *swqe;	/* per SQ slot */

@@ -87,8 +87,27 @@ int sroce_req_init(struct sroce_qp *qp)
 	return 0;
 }
 
+/*
+ * Drop what the fetched WQEs not yet retired hold (a UD WQE's address
+ * handle destination, and through it a GID attribute).
+ */
+static void sroce_req_release_fetched(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	u32 i;
+
+	for (i = req->comp; i != req->fetched; i++)
+		sroce_req_release(sroce_req_swqe(qp, i));
+}
+
+/*
+ * destroy_qp, the engine stopped for good: WQEs fetched but never sent or
+ * completed (a blocked transmit, a QP destroyed in RTS) still hold their
+ * destinations.  Also the unwinding of a failed create, where none is.
+ */
 void sroce_req_cleanup(struct sroce_qp *qp)
 {
+	sroce_req_release_fetched(qp);
 	kvfree(qp->swqe);
 	vfree(qp->sq_copy);
 }
@@ -122,11 +141,9 @@ void sroce_req_reset(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 	u32 producer = sroce_queue_peer_producer(&qp->sq);
-	u32 i;
 
 	lockdep_assert_held(&qp->mutex);
-	for (i = req->comp; i != req->fetched; i++)
-		sroce_req_release(sroce_req_swqe(qp, i));
+	sroce_req_release_fetched(qp);
 	if (!sroce_ring_valid(producer, req->comp, qp->sq.num_slots))
 		producer = req->comp;
 	req->comp = producer;

@@ -318,6 +318,42 @@ t_netdev_removal() {
 	wait_for 30 objects_all_zero || fail "objects left: $(cat "$OBJS")"
 }
 
+# A UD QP destroyed while its requester is stopped by transmit backpressure
+# (a slow qdisc holds its packets) with the next WQE fetched: that WQE's
+# hold on the AH's destination must be dropped on destroy, or the GID
+# attribute it holds keeps the netdev (a "GID entry ref leak" warning at
+# link delete, "waiting for ... to become free" at netdev removal).  The
+# debugfs count of destinations says it first, before anything can hang.
+t_ud_destroy_with_blocked_sends() {
+	local tool=${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/sroce_qp_lifetime
+	fresh
+	ip netns add sroce_ud
+	trap 'ip netns del sroce_ud 2>/dev/null || true' EXIT
+	ip link add sv0 type veth peer name sv1 netns sroce_ud
+	ip addr add 10.77.0.1/24 dev sv0
+	ip link set sv0 up
+	ip -n sroce_ud addr add 10.77.0.2/24 dev sv1
+	ip -n sroce_ud link set sv1 up
+	add_link sroce_ud0 sv0
+	wait_for 30 port_state_is sroce_ud0 ACTIVE || fail "not ACTIVE"
+	wait_for 30 has_gid sroce_ud0 10.77.0.1 || fail "no GID for 10.77.0.1"
+	ping -c 1 -W 10 10.77.0.2 >/dev/null || fail "no path to 10.77.0.2"
+	# ~30 datagrams a second: the requester meets its inflight limit
+	tc qdisc add dev sv0 root tbf rate 32kbit burst 1600 limit 1000000
+	SROCE_RDMA_DEV=sroce_ud0 timeout 120 "$tool" ud-blocked 10.77.0.1 10.77.0.2 512 ||
+		fail "sroce_qp_lifetime ud-blocked"
+	cat "$OBJS"
+	expect_eq "$(objects ah_dests)" 0 "AH destinations left after destroy"
+	expect_eq "$(objects ahs)" 0 "AHs left after destroy"
+	tc qdisc del dev sv0 root
+	timeout 30 rdma link delete sroce_ud0 || fail "link delete failed or blocked"
+	wait_for 30 dev_gone sroce_ud0 || fail "sroce_ud0 still present"
+	timeout 30 ip link del sv0 || fail "netdev removal blocked"
+	wait_for 30 objects_all_zero || fail "objects left: $(cat "$OBJS")"
+	! dmesg_since_case | grep -E "GID entry ref leak|to become free" ||
+		fail "a reference outlived the QP"
+}
+
 t_delete_with_open_context() {
 	local ev
 	fresh
@@ -438,6 +474,7 @@ ktap_main \
 	t_several_devices_coexist \
 	t_link_delete \
 	t_netdev_removal \
+	t_ud_destroy_with_blocked_sends \
 	t_delete_with_open_context \
 	t_unload_with_devices \
 	t_add_delete_cycles \

@@ -6,18 +6,21 @@
 # wire, and datagrams to UDP port 4791 that no QP consumes (garbage, RoCE v2
 # packets with a bad ICRC or for a QP that does not exist, over the wire and
 # through the loopback device) are dropped and counted by reason, not lost
-# silently.  Then the verbs-level GoogleTest cases
-# (userspace/tests/device) run against guest a's device: they use one
-# device over its own GID, so guest b, whose device is the same driver on
-# the same kernel, lists them and skips each as one-sided (selftests/run
-# counts each once), and stays on the wire until guest a is done.  A case
-# whose assertions are guest a's (the receiver counts the drops) is one
-# where guest b asserts its own part, its sends, or skips as one-sided.
-# Emits KTAP.
+# silently.  QPs destroyed and created again while the peer floods their
+# numbers and unprivileged and root users dump them with `rdma res`, and
+# which of the dump's details an unprivileged user sees.  Then the
+# verbs-level GoogleTest cases (userspace/tests/device) run against guest
+# a's device: they use one device over its own GID, so guest b, whose
+# device is the same driver on the same kernel, lists them and skips each
+# as one-sided (selftests/run counts each once), and stays on the wire
+# until guest a is done.  A case whose assertions are guest a's (the
+# receiver counts the drops) is one where guest b asserts its own part,
+# its sends, or skips as one-sided.  Emits KTAP.
 
 . "$(dirname "$0")/lib/ktap.sh"
 . "$(dirname "$0")/lib/gid.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
+. "$(dirname "$0")/lib/rdma_tools.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 SYS=/sys/class/infiniband
@@ -26,6 +29,17 @@ LIB=$(dirname "$0")/lib
 DATAGRAMS=20
 PACKETS=10
 NO_QPN=0xabcdef		# above every QP number sroce hands out
+LIFETIME=${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/sroce_qp_lifetime
+CHURN_ITERATIONS=${SROCE_CHURN_ITERATIONS:-5000}
+CHURN_SECONDS=${SROCE_CHURN_SECONDS:-30}
+CHURN_QPNS=2-7		# where the churning QPs are (lowest free number first)
+# rdma as a user without privileges
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+PEER=a
+[ "$SROCE_ROLE" = a ] && PEER=b
+# the live PSNs and ring positions of the driver details
+PRIV_FIELDS="sq_comp sq_cur sq_fetched sq_producer req_psn req_una
+	req_snd_max resp_epsn resp_msn rq_cons rq_producer"
 
 drops() {	# REASON: the rx_drops count of REASON
 	awk -v r="$1" '$1 == r { print $2 }' "$DROPS"
@@ -139,6 +153,102 @@ t_local_roce_packets_counted() {
 	expect_drops 30 no_device "$nodev" $((2 * PACKETS))
 }
 
+# res_dump_loop STOPFILE [RUNNER...]: dump every QP with the driver details,
+# as text and JSON, until STOPFILE exists (at most 1000 times); prints the
+# number of dumps and fails if one did.
+res_dump_loop() {
+	local stop=$1 n=0
+	shift
+	while [ ! -e "$stop" ] && [ $n -lt 1000 ]; do
+		"$@" rdma -dd res show qp >/dev/null || return 1
+		"$@" rdma -j -dd res show qp >/dev/null || return 1
+		n=$((n + 1))
+	done
+	echo "$n dumps ${*:-as root}"
+}
+
+# flood_loop STOPFILE: valid RC SEND-only packets from this guest to the
+# peer's churning QP numbers until STOPFILE exists (at most 200 rounds).
+flood_loop() {
+	local n=0
+	while [ ! -e "$1" ] && [ $n -lt 200 ]; do
+		python3 -S "$LIB/roce_send.py" -n 500 -q $CHURN_QPNS \
+			valid "$SROCE_IP4" "$SROCE_PEER_IP4" >/dev/null || return 1
+		n=$((n + 1))
+	done
+	echo "flooded the peer with $((n * 500)) packets"
+}
+
+# Each guest destroys and creates RC, UC and UD QPs with sends, receives and
+# retransmission timers in flight (kernel/exec.c, "Lifetime"), for
+# CHURN_SECONDS, while the other floods the numbers they get - so received
+# packets, transmit completions and timers wake QPs being destroyed - and
+# while root and an unprivileged user dump them with their driver details
+# (kernel/res.c, the dump racing destroy_qp).  Nothing may complain (the test
+# bed reads the kernel log), every dump succeeds, the flood reached live QPs
+# (RC packets to the UC and UD QPs: wrong_transport) and the QPs and AH
+# destinations are all gone afterwards.
+t_qp_churn_under_flood() {
+	local stop=/tmp/sroce-churn.stop peer_done=$SROCE_SHARED/churn.$PEER
+	local qps ahd wrong rc=0 p pids=()
+	rm -f "$stop" "$SROCE_SHARED/churn.$SROCE_ROLE"
+	qps=$(awk '$1 == "qps" { print $2 }' /sys/kernel/debug/sroce/objects)
+	ahd=$(awk '$1 == "ah_dests" { print $2 }' /sys/kernel/debug/sroce/objects)
+	wrong=$(drops wrong_transport)
+	tb_barrier "$KTAP_CASE.start" 60 || fail "barrier"
+	res_dump_loop "$stop" >/tmp/sroce-dump.root 2>&1 &
+	pids+=($!)
+	res_dump_loop "$stop" "${NOBODY[@]}" >/tmp/sroce-dump.nobody 2>&1 &
+	pids+=($!)
+	flood_loop "$peer_done" >/tmp/sroce-flood 2>&1 &
+	pids+=($!)
+	"$LIFETIME" churn "$SROCE_IP4" "$SROCE_PEER_IP4" "$CHURN_ITERATIONS" \
+		$CHURN_SECONDS || rc=1
+	touch "$stop" "$SROCE_SHARED/churn.$SROCE_ROLE"
+	for p in "${pids[@]}"; do
+		wait "$p" || rc=1
+	done
+	cat /tmp/sroce-dump.root /tmp/sroce-dump.nobody /tmp/sroce-flood
+	[ $rc = 0 ] || fail "churn, a dump or the flood failed"
+	tb_barrier "$KTAP_CASE.end" 180 || fail "barrier"
+	cat /sys/kernel/debug/sroce/objects "$DROPS"
+	[ "$(drops wrong_transport)" -gt "$wrong" ] ||
+		fail "no flood packet reached a live QP"
+	expect_eq "$(awk '$1 == "qps" { print $2 }' /sys/kernel/debug/sroce/objects)" \
+		"$qps" "live QPs after the churn"
+	expect_eq "$(awk '$1 == "ah_dests" { print $2 }' /sys/kernel/debug/sroce/objects)" \
+		"$ahd" "live AH destinations after the churn"
+}
+
+# The device still carries verified traffic between the guests afterwards.
+t_traffic_after_churn() {
+	rt_pp_pair ibv_rc_pingpong 18950 ipv4 -c -n 200
+}
+
+# has_field NAME: does the rdma output on stdin have the driver attribute
+# NAME (printed drv_NAME)?
+has_field() {
+	grep -qE "(^|[^[:alnum:]_])(drv_)?$1([^[:alnum:]_]|\$)"
+}
+
+# The GSI QP's driver details: the live PSNs and ring positions only for
+# CAP_NET_ADMIN, the rest for everyone; text and JSON.
+t_res_details_need_cap_net_admin() {
+	local fmt root nobody f
+	for fmt in "" -j; do
+		root=$(rdma $fmt -dd res show qp link "$DEV")
+		nobody=$("${NOBODY[@]}" rdma $fmt -dd res show qp link "$DEV")
+		printf 'root:\n%s\nnobody:\n%s\n' "$root" "$nobody"
+		for f in $PRIV_FIELDS; do
+			has_field "$f" <<<"$root" || fail "root does not see $f"
+			! has_field "$f" <<<"$nobody" ||
+				fail "an unprivileged user sees $f"
+		done
+		has_field tx_inflight <<<"$nobody" ||
+			fail "an unprivileged user sees no driver details at all"
+	done
+}
+
 ktap_main \
 	t_port_active \
 	t_gids_for_own_addresses \
@@ -147,6 +257,9 @@ ktap_main \
 	t_garbage_datagrams_counted \
 	t_roce_packets_counted \
 	t_local_roce_packets_counted \
+	t_qp_churn_under_flood \
+	t_traffic_after_churn \
+	t_res_details_need_cap_net_admin \
 	"gtest@a:${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/verbs_device_tests"
 rc=$?
 # guest b: keep the wire up under guest a's cases (bounded by the bed's limit)

@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Send hand-made RoCE v2 packets through raw IP sockets.
 
-    roce_send.py [-n COUNT] [-q QPN] [-p PSN] [-t rc|uc] [-f BYTE]
+    roce_send.py [-n COUNT] [-q QPN[-LAST]] [-p PSN] [-t rc|uc] [-f BYTE]
                  KIND SRC DST [KIND SRC DST ...]
 
 Sends COUNT (default 10) RC SEND-only packets (UC ones with -t uc) to QP
 number QPN (default 0xabcdef) for each KIND SRC DST triple, and prints one
-line per triple.  KIND is "valid" (a correct ICRC) or "bad-icrc" (the
+line per triple.  QPN may be a range FIRST-LAST: the packets then go to
+each number in turn.  KIND is "valid" (a correct ICRC) or "bad-icrc" (the
 correct ICRC with one bit flipped).  SRC and DST are both IPv4 or both IPv6
 addresses; SRC is written into the packet as is, and DST may be a broadcast
 address.  The PSN is PSN if given, else random; the 16 payload bytes are
@@ -77,7 +78,7 @@ def icrc(ip_hdr, rest):
     return zlib.crc32(b"\xff" * 8 + bytes(ip) + bytes(rest)) & 0xFFFFFFFF
 
 
-def packet(src, dst, opt, corrupt):
+def packet(src, dst, qpn, opt, corrupt):
     """A whole IP packet: IP, UDP, BTH, payload, ICRC (addresses packed)."""
     roce_len = 12 + PAYLOAD_LEN + 4
     sport = 0xC000 | random.randrange(0x4000)
@@ -90,7 +91,7 @@ def packet(src, dst, opt, corrupt):
     payload = (random.randbytes(PAYLOAD_LEN) if opt["fill"] is None
                else bytes([opt["fill"]]) * PAYLOAD_LEN)
     rest = (udp(sport, udp_len) +
-            bth(SEND_ONLY[opt["transport"]], opt["qpn"], psn,
+            bth(SEND_ONLY[opt["transport"]], qpn, psn,
                 random.randrange(256)) + payload)
     crc = icrc(ip_hdr, rest)
     if corrupt:
@@ -112,27 +113,39 @@ def send(kind, src, dst, opt):
     with socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_RAW) as s:
         if fam == socket.AF_INET:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
-        for _ in range(opt["count"]):
-            s.sendto(packet(psrc, pdst, opt, kind == "bad-icrc"), (dst, 0))
+        qpns = opt["qpn"]
+        for i in range(opt["count"]):
+            s.sendto(packet(psrc, pdst, qpns[i % len(qpns)], opt,
+                            kind == "bad-icrc"), (dst, 0))
     print(f"sent {opt['count']} {kind} {opt['transport'].upper()} packets "
-          f"{src} -> {dst} QPN {opt['qpn']:#x}")
+          f"{src} -> {dst} QPN {qpns[0]:#x}-{qpns[-1]:#x}")
+
+
+def qpn_range(arg):
+    """QPN or FIRST-LAST, as a list of QP numbers."""
+    first, _, last = arg.partition("-")
+    first = int(first, 0)
+    last = int(last, 0) if last else first
+    if last < first:
+        usage(f"empty QPN range {arg}")
+    return list(range(first, last + 1))
 
 
 def usage(msg):
-    sys.exit(f"{msg}\nusage: roce_send.py [-n COUNT] [-q QPN] [-p PSN] "
+    sys.exit(f"{msg}\nusage: roce_send.py [-n COUNT] [-q QPN[-LAST]] [-p PSN] "
              "[-t rc|uc] [-f BYTE] KIND SRC DST [KIND SRC DST ...]   "
              "(KIND: valid | bad-icrc)")
 
 
 OPTIONS = {"-n": ("count", int),
-           "-q": ("qpn", lambda v: int(v, 0)),
+           "-q": ("qpn", qpn_range),
            "-p": ("psn", lambda v: int(v, 0) & 0xFFFFFF),
            "-t": ("transport", lambda v: v),
            "-f": ("fill", lambda v: int(v, 0) & 0xFF)}
 
 
 def main(argv):
-    opt = {"count": 10, "qpn": 0xABCDEF, "psn": None, "transport": "rc",
+    opt = {"count": 10, "qpn": [0xABCDEF], "psn": None, "transport": "rc",
            "fill": None}
     while argv[:1] and argv[0] in OPTIONS and len(argv) >= 2:
         key, conv = OPTIONS[argv[0]]
