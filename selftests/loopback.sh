@@ -13,6 +13,7 @@
 . "$(dirname "$0")/lib/ktap.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 . "$(dirname "$0")/lib/rdma_tools.sh"
+. "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 
@@ -94,16 +95,26 @@ t_two_devices_veth() {
 	rdma link show
 	wait_until 30 'has_gids' || { tb_gids "$d0"; tb_gids "$d1"; fail "no GIDs for the veth addresses"; }
 	port=$(port_of 11)
+	local tx0 rx0 tx rx
+	read -r tx0 </sys/class/net/veth0/statistics/tx_bytes
+	read -r rx0 </sys/class/net/veth0/statistics/rx_bytes
 	rt_sides "$d0" 198.51.100.1 "$d1" 198.51.100.2 || fail "no GID"
 	rt_pingpong "$KTAP_CASE.pp4" "$port" -c -s 4097 -n 200 || failed+=("ibv_rc_pingpong IPv4")
 	rt_perf "$KTAP_CASE.write_bw" $((port + 2)) bw ib_write_bw -s 65536 -n 100 || failed+=("ib_write_bw")
 	rt_sides "$d0" fd53:726f:6366::1 "$d1" fd53:726f:6366::2 || fail "no GID"
 	rt_pingpong "$KTAP_CASE.pp6" $((port + 4)) -c -s 4097 -n 200 || failed+=("ibv_rc_pingpong IPv6")
-	local tx rx
-	read -r tx </sys/class/net/veth0/statistics/tx_packets
-	read -r rx </sys/class/net/veth0/statistics/rx_packets
-	echo "veth0 sent $tx and received $rx packets"
 	[ ${#failed[@]} -eq 0 ] || fail "between $d0 and $d1: ${failed[*]}"
+	# The traffic went over the veth, not a shortcut: each pingpong moved
+	# 200 messages of 4097 bytes each way, ib_write_bw 100 of 64 KiB one
+	# way, all of it through veth0 (one end) and more with the headers.
+	read -r tx </sys/class/net/veth0/statistics/tx_bytes
+	read -r rx </sys/class/net/veth0/statistics/rx_bytes
+	tx=$((tx - tx0)) rx=$((rx - rx0))
+	echo "veth0 sent $tx and received $rx bytes"
+	[ "$tx" -ge $((2 * 200 * 4097)) ] && [ "$rx" -ge $((2 * 200 * 4097)) ] ||
+		fail "veth0 carried less than the pingpongs each way"
+	[ $((tx + rx)) -ge $((4 * 200 * 4097 + 100 * 65536)) ] ||
+		fail "veth0 carried less than the traffic"
 }
 
 has_gids() {
@@ -128,7 +139,7 @@ CASES=(
 	t_two_devices_veth
 )
 if [ $# -gt 0 ]; then
-	ktap_main t_gids "$@"
+	ktap_main t_gids "$@" t_teardown_clean
 else
-	ktap_main "${CASES[@]}"
+	ktap_main "${CASES[@]}" t_teardown_clean
 fi

@@ -12,6 +12,7 @@
 . "$(dirname "$0")/lib/ktap.sh"
 . "$(dirname "$0")/lib/gid.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
+. "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 SYS=/sys/class/infiniband
@@ -58,8 +59,8 @@ t_distinct_node_guids() {
 }
 
 t_wire_reaches_peer() {
-	ping -c 2 -W 5 "$SROCE_PEER_IP4" || fail "IPv4 ping to $SROCE_PEER_IP4"
-	ping -6 -c 2 -W 5 "$SROCE_PEER_IP6" || fail "IPv6 ping to $SROCE_PEER_IP6"
+	ping -c 2 -W $((5 * SLOW)) "$SROCE_PEER_IP4" || fail "IPv4 ping to $SROCE_PEER_IP4"
+	ping -6 -c 2 -W $((5 * SLOW)) "$SROCE_PEER_IP6" || fail "IPv6 ping to $SROCE_PEER_IP6"
 }
 
 # Guest b sends datagrams to port 4791 that are not RoCE v2 packets: too
@@ -132,4 +133,5 @@ ktap_main \
 	t_garbage_datagrams_counted \
 	t_roce_packets_counted \
 	t_local_roce_packets_counted \
-	"gtest:${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/verbs_device_tests"
+	"gtest:${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/verbs_device_tests" \
+	t_teardown_clean
