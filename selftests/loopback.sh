@@ -65,7 +65,52 @@ veth_down() {
 	for d in "${VETH_DEVS[@]}"; do
 		rdma link delete "$d" 2>/dev/null
 	done
+	veth_unroute
 	ip link del veth0 2>/dev/null
+	return 0
+}
+
+# Two addresses of one host reach each other through the loopback device,
+# not the veth.  To make the devices' traffic cross the veth, what this
+# host sends to one end's address leaves through the other end (policy
+# routing for locally generated packets, "iif lo", ahead of the local
+# table); what arrives on the veth is delivered locally as usual.
+VETH_ROUTES=(
+	"198.51.100.2 veth0 198.51.100.1"
+	"198.51.100.1 veth1 198.51.100.2"
+	"fd53:726f:6366::2 veth0 fd53:726f:6366::1"
+	"fd53:726f:6366::1 veth1 fd53:726f:6366::2"
+)
+
+veth_route() {
+	local r dst dev src t=100 f
+	for f in -4 -6; do
+		ip "$f" rule add pref 1000 lookup local &&
+			ip "$f" rule del pref 0 lookup local || return 1
+	done
+	for r in "${VETH_ROUTES[@]}"; do
+		read -r dst dev src <<<"$r"
+		f=-4
+		[ "${dst#*:}" = "$dst" ] || f=-6
+		ip "$f" rule add pref "$t" to "$dst" iif lo lookup "$t" &&
+			ip "$f" route add "$dst" dev "$dev" src "$src" table "$t" || return 1
+		t=$((t + 1))
+	done
+}
+
+veth_unroute() {
+	local f t
+	for f in -4 -6; do
+		for t in 100 101 102 103; do
+			ip "$f" rule del pref "$t" 2>/dev/null
+			ip "$f" route flush table "$t" 2>/dev/null
+		done
+	done
+	for f in -4 -6; do
+		ip "$f" rule show pref 0 | grep -q local ||
+			ip "$f" rule add pref 0 lookup local
+		ip "$f" rule del pref 1000 2>/dev/null
+	done
 	return 0
 }
 
@@ -89,6 +134,9 @@ t_two_devices_veth() {
 	ip -6 addr add fd53:726f:6366::2/64 dev veth1 nodad
 	ip link set veth0 up
 	ip link set veth1 up
+	veth_route || fail "cannot route the veth's addresses through it"
+	ip rule show
+	ip -6 rule show
 	VETH_DEVS=("$d0" "$d1")
 	tb_link_add "$drv" "$d0" veth0 || fail "$drv on veth0"
 	tb_link_add "$drv" "$d1" veth1 || fail "$drv on veth1"
