@@ -20,6 +20,7 @@
 . "$(dirname "$0")/lib/ktap.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 . "$(dirname "$0")/lib/rdma_tools.sh"
+. "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 IF=${SROCE_NETDEV:?}
@@ -230,7 +231,7 @@ CASES=(
 	t_wire_decodes_as_roce_v2
 )
 if [ $# -gt 0 ]; then
-	ktap_main t_gids_and_wire "$@"
+	ktap_main t_gids_and_wire "$@" t_teardown_clean
 else
-	ktap_main "${CASES[@]}"
+	ktap_main "${CASES[@]}" t_teardown_clean
 fi

@@ -11,6 +11,7 @@
 
 . "$(dirname "$0")/lib/ktap.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
+. "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 OBJS=/sys/kernel/debug/sroce/objects
@@ -38,4 +39,4 @@ t_fast_reg_mr() {
 	expect_eq "$(objects qps)" "$qps" "QPs after the test"
 }
 
-ktap_main t_fast_reg_mr
+ktap_main t_fast_reg_mr t_teardown_clean

@@ -13,6 +13,7 @@
 . "$(dirname "$0")/lib/ktap.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 . "$(dirname "$0")/lib/rdma_tools.sh"
+. "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 
@@ -62,10 +63,52 @@ VETH_DEVS=()
 veth_down() {
 	local d
 	for d in "${VETH_DEVS[@]}"; do
-		rdma link delete "$d" 2>/dev/null
+		rdma link delete "$d" 2>/dev/null || :
 	done
-	ip link del veth0 2>/dev/null
-	return 0
+	veth_unroute
+	ip link del veth0 2>/dev/null || :
+}
+
+# Two addresses of one host reach each other through the loopback device,
+# not the veth.  To make the devices' traffic cross the veth, what this
+# host sends to one end's address leaves through the other end (policy
+# routing for locally generated packets, "iif lo", ahead of the local
+# table); what arrives on the veth is delivered locally as usual.
+VETH_ROUTES=(
+	"198.51.100.2 veth0 198.51.100.1"
+	"198.51.100.1 veth1 198.51.100.2"
+	"fd53:726f:6366::2 veth0 fd53:726f:6366::1"
+	"fd53:726f:6366::1 veth1 fd53:726f:6366::2"
+)
+
+veth_route() {
+	local r dst dev src t=100 f
+	for f in -4 -6; do
+		ip "$f" rule add pref 1000 lookup local &&
+			ip "$f" rule del pref 0 lookup local || return 1
+	done
+	for r in "${VETH_ROUTES[@]}"; do
+		read -r dst dev src <<<"$r"
+		f=-4
+		[ "${dst#*:}" = "$dst" ] || f=-6
+		ip "$f" rule add pref "$t" to "$dst" iif lo lookup "$t" &&
+			ip "$f" route add "$dst" dev "$dev" src "$src" table "$t" || return 1
+		t=$((t + 1))
+	done
+}
+
+# (an EXIT trap under set -e: whatever is not there is no error)
+veth_unroute() {
+	local f t
+	for f in -4 -6; do
+		for t in 100 101 102 103; do
+			ip "$f" rule del pref "$t" 2>/dev/null || :
+			ip "$f" route flush table "$t" 2>/dev/null || :
+		done
+		ip "$f" rule show pref 0 | grep -q local ||
+			ip "$f" rule add pref 0 lookup local || :
+		ip "$f" rule del pref 1000 2>/dev/null || :
+	done
 }
 
 t_two_devices_veth() {
@@ -88,22 +131,35 @@ t_two_devices_veth() {
 	ip -6 addr add fd53:726f:6366::2/64 dev veth1 nodad
 	ip link set veth0 up
 	ip link set veth1 up
+	veth_route || fail "cannot route the veth's addresses through it"
+	ip rule show
+	ip -6 rule show
 	VETH_DEVS=("$d0" "$d1")
 	tb_link_add "$drv" "$d0" veth0 || fail "$drv on veth0"
 	tb_link_add "$drv" "$d1" veth1 || fail "$drv on veth1"
 	rdma link show
 	wait_until 30 'has_gids' || { tb_gids "$d0"; tb_gids "$d1"; fail "no GIDs for the veth addresses"; }
 	port=$(port_of 11)
+	local tx0 rx0 tx rx
+	read -r tx0 </sys/class/net/veth0/statistics/tx_bytes
+	read -r rx0 </sys/class/net/veth0/statistics/rx_bytes
 	rt_sides "$d0" 198.51.100.1 "$d1" 198.51.100.2 || fail "no GID"
 	rt_pingpong "$KTAP_CASE.pp4" "$port" -c -s 4097 -n 200 || failed+=("ibv_rc_pingpong IPv4")
 	rt_perf "$KTAP_CASE.write_bw" $((port + 2)) bw ib_write_bw -s 65536 -n 100 || failed+=("ib_write_bw")
 	rt_sides "$d0" fd53:726f:6366::1 "$d1" fd53:726f:6366::2 || fail "no GID"
 	rt_pingpong "$KTAP_CASE.pp6" $((port + 4)) -c -s 4097 -n 200 || failed+=("ibv_rc_pingpong IPv6")
-	local tx rx
-	read -r tx </sys/class/net/veth0/statistics/tx_packets
-	read -r rx </sys/class/net/veth0/statistics/rx_packets
-	echo "veth0 sent $tx and received $rx packets"
 	[ ${#failed[@]} -eq 0 ] || fail "between $d0 and $d1: ${failed[*]}"
+	# The traffic went over the veth, not a shortcut: each pingpong moved
+	# 200 messages of 4097 bytes each way, ib_write_bw 100 of 64 KiB one
+	# way, all of it through veth0 (one end) and more with the headers.
+	read -r tx </sys/class/net/veth0/statistics/tx_bytes
+	read -r rx </sys/class/net/veth0/statistics/rx_bytes
+	tx=$((tx - tx0)) rx=$((rx - rx0))
+	echo "veth0 sent $tx and received $rx bytes"
+	[ "$tx" -ge $((2 * 200 * 4097)) ] && [ "$rx" -ge $((2 * 200 * 4097)) ] ||
+		fail "veth0 carried less than the pingpongs each way"
+	[ $((tx + rx)) -ge $((4 * 200 * 4097 + 100 * 65536)) ] ||
+		fail "veth0 carried less than the traffic"
 }
 
 has_gids() {
@@ -128,7 +184,7 @@ CASES=(
 	t_two_devices_veth
 )
 if [ $# -gt 0 ]; then
-	ktap_main t_gids "$@"
+	ktap_main t_gids "$@" t_teardown_clean
 else
-	ktap_main "${CASES[@]}"
+	ktap_main "${CASES[@]}" t_teardown_clean
 fi

@@ -21,6 +21,7 @@
 . "$(dirname "$0")/lib/gid.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 . "$(dirname "$0")/lib/rdma_tools.sh"
+. "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 SYS=/sys/class/infiniband
@@ -78,8 +79,8 @@ t_distinct_node_guids() {
 }
 
 t_wire_reaches_peer() {
-	ping -c 2 -W 5 "$SROCE_PEER_IP4" || fail "IPv4 ping to $SROCE_PEER_IP4"
-	ping -6 -c 2 -W 5 "$SROCE_PEER_IP6" || fail "IPv6 ping to $SROCE_PEER_IP6"
+	ping -c 2 -W $((5 * SLOW)) "$SROCE_PEER_IP4" || fail "IPv4 ping to $SROCE_PEER_IP4"
+	ping -6 -c 2 -W $((5 * SLOW)) "$SROCE_PEER_IP6" || fail "IPv6 ping to $SROCE_PEER_IP6"
 }
 
 # udp_4791 ADDR TEXT: one datagram to port 4791 of ADDR, or the case fails
@@ -260,7 +261,8 @@ ktap_main \
 	t_qp_churn_under_flood \
 	t_traffic_after_churn \
 	t_res_details_need_cap_net_admin \
-	"gtest@a:${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/verbs_device_tests"
+	"gtest@a:${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/verbs_device_tests" \
+	t_teardown_clean
 rc=$?
 # guest b: keep the wire up under guest a's cases (bounded by the bed's limit)
 if [ "$SROCE_ROLE" != a ]; then

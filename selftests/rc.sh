@@ -15,6 +15,7 @@
 . "$(dirname "$0")/lib/ktap.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 . "$(dirname "$0")/lib/rdma_tools.sh"
+. "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 IF=${SROCE_NETDEV:?}
@@ -197,7 +198,7 @@ CASES=(
 	t_netem_corrupt
 )
 if [ $# -gt 0 ]; then
-	ktap_main t_gids_and_wire "$@"
+	ktap_main t_gids_and_wire "$@" t_teardown_clean
 else
-	ktap_main "${CASES[@]}"
+	ktap_main "${CASES[@]}" t_teardown_clean
 fi

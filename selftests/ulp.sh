@@ -15,6 +15,7 @@
 
 . "$(dirname "$0")/lib/ktap.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
+. "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 [ "${SROCE_GUESTS:-1}" = 2 ] || { echo "ulp.sh needs two guests (-n 2)" >&2; exit 2; }
@@ -38,7 +39,7 @@ host_disk() {
 
 t_setup() {
 	tb_wait_port_active "$DEV" 30 || fail "$DEV not ACTIVE"
-	ping -c 1 -W 10 "$SROCE_PEER_IP4" >/dev/null || fail "no IPv4 path to the peer"
+	ping -c 1 -W $((10 * SLOW)) "$SROCE_PEER_IP4" >/dev/null || fail "no IPv4 path to the peer"
 	if [ "$SROCE_ROLE" = a ]; then
 		modprobe nvmet-rdma || fail "modprobe nvmet-rdma"
 		mountpoint -q /sys/kernel/config ||
@@ -150,10 +151,17 @@ t_nvmf_disconnect() {
 		rm -f "$CFS/ports/1/subsystems/$NQN"
 		rmdir "$CFS/ports/1" "$CFS/subsystems/$NQN/namespaces/1" \
 			"$CFS/subsystems/$NQN" || fail "target configuration stuck"
-		modprobe -r brd
+		unload_module brd
+		unload_module nvmet_rdma
+	else
+		unload_module nvme_rdma
 	fi
-	modprobe -r nvme-rdma nvmet-rdma 2>/dev/null
-	return 0
+}
+
+# unload_module MODULE: it must go (its users gone with the disconnect)
+unload_module() {
+	wait_for 30 modprobe -r "$1" || fail "modprobe -r $1 failed"
+	[ ! -d "/sys/module/$1" ] || fail "$1 still loaded"
 }
 
 # The target again, its queues' receives now on SRQs.
@@ -195,4 +203,5 @@ ktap_main \
 	t_nvmf_disconnect \
 	t_srq_target_listens \
 	t_srq_connect_write_read \
-	t_srq_disconnect
+	t_srq_disconnect \
+	t_teardown_clean

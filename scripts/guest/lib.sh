@@ -73,7 +73,7 @@ tb_peer_done() {
 # _tb_wait_for FILE TIMEOUT WHAT: poll FILE, fail early if the peer finished.
 _tb_wait_for() {
 	local f=$1 timeout=$2 what=$3 deadline
-	deadline=$(( SECONDS + timeout ))
+	deadline=$(( SECONDS + timeout * ${SROCE_TEST_SLOW:-1} ))
 	while [ ! -e "$f" ]; do
 		if tb_peer_done && [ ! -e "$f" ]; then
 			tb_log "$what: peer guest $(_tb_peer) finished without getting there"
@@ -130,7 +130,7 @@ _tb_listening() {
 
 tb_wait_listen() {
 	local port=${1:?tb_wait_listen PORT [TIMEOUT [PID]]} timeout=${2:-60} pid=${3:-} deadline
-	deadline=$(( SECONDS + timeout ))
+	deadline=$(( SECONDS + timeout * ${SROCE_TEST_SLOW:-1} ))
 	until _tb_listening "$port"; do
 		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
 			tb_log "process $pid exited before listening on TCP port $port"
@@ -146,7 +146,7 @@ tb_wait_listen() {
 
 tb_wait_pid() {
 	local pid=${1:?tb_wait_pid PID [TIMEOUT]} timeout=${2:-300} deadline rc=0
-	deadline=$(( SECONDS + timeout ))
+	deadline=$(( SECONDS + timeout * ${SROCE_TEST_SLOW:-1} ))
 	while kill -0 "$pid" 2>/dev/null; do
 		if tb_peer_done; then
 			# give it a moment: the peer may have finished just after talking to it
@@ -171,7 +171,7 @@ tb_wait_pid() {
 
 tb_wait_port_active() {
 	local dev=${1:?tb_wait_port_active DEV [TIMEOUT]} timeout=${2:-30} st deadline
-	deadline=$(( SECONDS + timeout ))
+	deadline=$(( SECONDS + timeout * ${SROCE_TEST_SLOW:-1} ))
 	while :; do
 		st=$(cat "/sys/class/infiniband/$dev/ports/1/state" 2>/dev/null)
 		case "$st" in *ACTIVE*) return 0 ;; esac

@@ -55,9 +55,15 @@ expect_match() {
 	printf '%s\n' "$1" | grep -Eq -- "$2" || fail "$3: '$1' does not match /$2/"
 }
 
-# wait_for SECONDS CMD... : poll CMD every 0.2 s until it succeeds.
+# SROCE_TEST_SLOW=N (default 1) multiplies every time limit and every
+# "nothing arrives" window of the suites (Documentation/testing.md):
+# $((30 * SLOW)), or wait_for/wait_until, which apply it themselves.
+SLOW=${SROCE_TEST_SLOW:-1}
+
+# wait_for SECONDS CMD... : poll CMD every 0.2 s until it succeeds, for at
+# most SECONDS x SLOW.
 wait_for() {
-	local deadline=$(($(date +%s) + $1))
+	local deadline=$(($(date +%s) + $1 * SLOW))
 	shift
 	until "$@"; do
 		[ "$(date +%s)" -lt "$deadline" ] || return 1
@@ -69,7 +75,7 @@ wait_for() {
 # contain command substitutions, which must be re-evaluated at every poll
 # (wait_for's arguments are expanded once, by the caller).
 wait_until() {
-	local deadline=$(($(date +%s) + $1))
+	local deadline=$(($(date +%s) + $1 * SLOW))
 	until eval "$2"; do
 		[ "$(date +%s)" -lt "$deadline" ] || return 1
 		sleep 0.2

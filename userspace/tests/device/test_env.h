@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "rdma/sroce-abi.h"
 #include "verbs_raii.h"
 
 namespace sroce::test {
@@ -49,8 +51,53 @@ inline void open_test_device(Context &ctx, std::string *name = nullptr)
 	ASSERT_TRUE(ctx) << "cannot open " << n;
 }
 
+// Whether the device under test is sroce (by its vendor ID).  On sroce
+// every capability it advertises and every debugfs count is asserted; a
+// case may skip for want of one only on another driver (rdma_rxe), and
+// says so.
+inline bool testing_sroce()
+{
+	static const bool is = [] {
+		Context ctx = open_device(test_device_name());
+		ibv_device_attr a{};
+
+		return ctx && !ibv_query_device(ctx.get(), &a) &&
+		       a.vendor_id == SROCE_VENDOR_ID;
+	}();
+	return is;
+}
+
+// The reason a case skips on a device that is not sroce.
+inline std::string not_sroce(const std::string &what)
+{
+	return test_device_name() + " is not sroce and has no " + what;
+}
+
+// SROCE_TEST_SLOW (default 1): the factor every time limit and every
+// "nothing arrives" window of the tests is multiplied by, for slow hosts
+// (Documentation/testing.md).
+inline int slow_factor()
+{
+	static const int f = [] {
+		const char *v = std::getenv("SROCE_TEST_SLOW");
+		const int n = v ? std::atoi(v) : 1;
+
+		return n > 0 ? n : 1;
+	}();
+	return f;
+}
+
+// d scaled by SROCE_TEST_SLOW.
+template <class Rep, class Period>
+auto slow(std::chrono::duration<Rep, Period> d)
+{
+	return d * slow_factor();
+}
+
 // The value of key in a debugfs file of "key value" lines, or -1 if it
-// cannot be read (not root, no debugfs, or not sroce).
+// cannot be read (not root, no debugfs, or not sroce).  On sroce a
+// missing value is a test failure: the module always has it, and a leak
+// check that silently drops out checks nothing.
 inline long debugfs_value(const std::string &path, const std::string &key)
 {
 	std::ifstream f(path);
@@ -64,6 +111,9 @@ inline long debugfs_value(const std::string &path, const std::string &key)
 		if (in >> k >> n && k == key)
 			return n;
 	}
+	if (testing_sroce())
+		ADD_FAILURE() << "no \"" << key << "\" in " << path
+			      << " on sroce (not root? no debugfs?)";
 	return -1;
 }
 

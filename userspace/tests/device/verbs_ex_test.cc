@@ -45,7 +45,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto kQuiet = 300ms;
+const auto kQuiet = slow(300ms);
 constexpr uint64_t kRcOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
@@ -204,7 +204,7 @@ std::vector<Event> events(ibv_context *ctx, Clock::duration d)
 // The events of ctx within d are exactly want (type and element), in order.
 ::testing::AssertionResult events_are(ibv_context *ctx,
 				      const std::vector<Event> &want,
-				      Clock::duration d = 2s)
+				      Clock::duration d = slow(2s))
 {
 	const std::vector<Event> got = events(ctx, d);
 	std::ostringstream o;
@@ -742,7 +742,7 @@ TEST_F(ExAsync, CqOverrunRaisesCqErrAndQpFatal)
 	EXPECT_TRUE(events_are(ctx_.get(),
 			       {{IBV_EVENT_CQ_ERR, rcq.get(), 0},
 				{IBV_EVENT_QP_FATAL, b.get(), 0}},
-			       5s));
+			       slow(5s)));
 	EXPECT_EQ(state(b.get()), IBV_QPS_ERR);
 }
 
@@ -778,13 +778,13 @@ TEST_F(ExAsync, PortEventsFollowTheNetdev)
 	       p.state != IBV_PORT_ACTIVE && Clock::now() < deadline)
 		std::this_thread::sleep_for(10ms);
 	ASSERT_EQ(p.state, IBV_PORT_ACTIVE);
-	events(c.get(), 200ms);
+	events(c.get(), slow(200ms));
 
 	// The netdev's IPv6 link-local address comes and goes with it, so
 	// GID_CHANGE events may come too; only the port events count here.
 	auto port_events = [&c]() {
 		std::vector<Event> out;
-		for (const Event &e : events(c.get(), 3s))
+		for (const Event &e : events(c.get(), slow(3s)))
 			if (e.type != IBV_EVENT_GID_CHANGE)
 				out.push_back(e);
 		return out;
@@ -906,7 +906,7 @@ TEST_F(ExSqd, StartedMessagesFinishAndNewOnesWaitForRts)
 	EXPECT_TRUE(is_ok(s[0], 1, IBV_WC_SEND, a.get()));
 	// b may have been in RTR still when the SEND came (COMM_EST).
 	std::vector<Event> ev;
-	for (const Event &e : events(ctx_.get(), 3s))
+	for (const Event &e : events(ctx_.get(), slow(3s)))
 		if (e.type != IBV_EVENT_COMM_EST || e.element != b.get())
 			ev.push_back(e);
 	ASSERT_EQ(ev.size(), 1u);

@@ -60,9 +60,9 @@ namespace {
 using namespace std::chrono_literals;
 
 // How long "nothing more arrives" is watched for.
-constexpr auto kQuiet = 200ms;
+const auto kQuiet = slow(200ms);
 // How long a flush may take once the QP is in the error state.
-constexpr auto kFlushWait = 5s;
+const auto kFlushWait = slow(5s);
 // These cases poll with shorter naps than kNap; kept, so that their timing
 // does not change.
 constexpr auto kRcNap = 20us;
@@ -264,7 +264,7 @@ Want err(uint64_t wr_id, ibv_wc_status st, const ibv_qp *qp)
 }
 
 ::testing::AssertionResult no_cq_event(ibv_comp_channel *ch,
-				       std::chrono::milliseconds d = 200ms)
+				       std::chrono::milliseconds d = slow(200ms))
 {
 	pollfd pfd = {ch->fd, POLLIN, 0};
 	const int r = poll(&pfd, 1, int(d.count()));
@@ -442,9 +442,12 @@ protected:
 		ASSERT_TRUE(pd_) << std::strerror(errno);
 
 		gid_index_ = find_gid(kind);
+		// sroce makes a GID of every global address of its netdev
+		// (the test bed gives it one): missing is a failure there.
 		if (gid_index_ < 0 && kind == GidKind::Ipv6) {
-			GTEST_SKIP() << "no global IPv6 RoCE v2 GID on "
-				     << name;
+			ASSERT_FALSE(testing_sroce())
+				<< "no global IPv6 RoCE v2 GID on " << name;
+			GTEST_SKIP() << not_sroce("global IPv6 RoCE v2 GID");
 		}
 		ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID on " << name;
 		link_.mtu = mtu;
@@ -506,7 +509,13 @@ protected:
 		// RoCE v2 headers over IPv6 take 78 bytes (Eth 14, IPv6 40,
 		// UDP 8, BTH 12, ICRC 4) plus RETH/AETH/ImmDt: 4096 + 200.
 		const int r = mtu_.raise(ifindex_, 4096 + 200);
+		// The test bed's virtio-net takes it; sroce's port MTU
+		// 4096 must then be reachable.
 		if (r) {
+			ASSERT_FALSE(testing_sroce())
+				<< "path MTU " << 128 * (1 << mtu)
+				<< " needs a netdev MTU of 4296, and netdev "
+				<< ifindex_ << " refuses: " << std::strerror(r);
 			GTEST_SKIP() << "path MTU " << 128 * (1 << mtu)
 				     << " needs a netdev MTU of 4296, and "
 				     << "netdev " << ifindex_ << " refuses: "
@@ -560,7 +569,7 @@ protected:
 	// its error completion can be polled; a short grace period allows
 	// for an implementation that moves it right after posting the CQE.
 	::testing::AssertionResult reaches(ibv_qp *qp, ibv_qp_state st,
-					   Clock::duration limit = 2s)
+					   Clock::duration limit = slow(2s))
 	{
 		const auto deadline = Clock::now() + limit;
 		ibv_qp_state now;
@@ -1233,7 +1242,8 @@ TEST_F(Rc, ManyReadsOutstanding)
 TEST_F(Rc, AtomicsReturnTheOriginalValue)
 {
 	if (dev_.atomic_cap == IBV_ATOMIC_NONE) {
-		GTEST_SKIP() << "device has no atomics (atomic_cap NONE)";
+		ASSERT_FALSE(testing_sroce()) << "sroce has atomic_cap NONE";
+		GTEST_SKIP() << not_sroce("atomics (atomic_cap NONE)");
 	}
 	End a, b;
 	ASSERT_TRUE(pair(a, b));
@@ -1341,7 +1351,8 @@ TEST_P(RcRemoteAccess, FailsAndLeavesMemoryAlone)
 	const AccessCase &c = GetParam();
 	if ((c.op == Op::CmpSwap || c.op == Op::FetchAdd) &&
 	    dev_.atomic_cap == IBV_ATOMIC_NONE) {
-		GTEST_SKIP() << "device has no atomics (atomic_cap NONE)";
+		ASSERT_FALSE(testing_sroce()) << "sroce has atomic_cap NONE";
+		GTEST_SKIP() << not_sroce("atomics (atomic_cap NONE)");
 	}
 
 	Link lb;
@@ -1516,9 +1527,17 @@ TEST_F(Rc, ReceiveBufferTooSmall)
 	EXPECT_TRUE(quiet(b.rcq.get(), 0ms));
 }
 
+// What is wrong with a local SGE.
+enum class Lkey {
+	Bad,		// no MR has it
+	PastTheMr,	// a good key, but the SGE runs past the MR
+	OtherPd,	// the MR of another PD
+	NoLocalWrite,	// an MR without LOCAL_WRITE, written into
+};
+
 struct LocalCase {
 	const char *name;
-	bool bad_key;	// else: a good key, but the SGE runs past the MR
+	Lkey fault;
 };
 
 void PrintTo(const LocalCase &c, std::ostream *os)
@@ -1548,9 +1567,16 @@ TEST_P(RcLocalProtection, SendSgeOutsideItsMr)
 
 	ibv_sge rs = dst.sge(0, 8192);
 	ASSERT_EQ(post_recv(b.qp.get(), 101, &rs, 1), 0);
+	Pd other(ibv_alloc_pd(ctx_.get()));
+	ASSERT_TRUE(other) << std::strerror(errno);
+	Mr foreign(ibv_reg_mr(other.get(), src.buf.data(), 4096,
+			      IBV_ACCESS_LOCAL_WRITE));
+	ASSERT_TRUE(foreign) << std::strerror(errno);
 	ibv_sge ss = {src.buf.addr(), 100, src.mr->lkey ^ 0x80};
-	if (!GetParam().bad_key)
+	if (GetParam().fault == Lkey::PastTheMr)
 		ss = {src.buf.addr(4000), 200, half->lkey};
+	else if (GetParam().fault == Lkey::OtherPd)
+		ss = {src.buf.addr(), 100, foreign->lkey};
 	ASSERT_EQ(post(a.qp.get(), {send_wr(1, &ss, 1), send_wr(2, nullptr, 0)}),
 		  0);
 	ASSERT_TRUE(completes(a.scq.get(),
@@ -1568,8 +1594,99 @@ TEST_P(RcLocalProtection, SendSgeOutsideItsMr)
 }
 
 INSTANTIATE_TEST_SUITE_P(Sges, RcLocalProtection,
-			 ::testing::Values(LocalCase{"BadLkey", true},
-					   LocalCase{"PastTheMr", false}),
+			 ::testing::Values(LocalCase{"BadLkey", Lkey::Bad},
+					   LocalCase{"PastTheMr", Lkey::PastTheMr},
+					   LocalCase{"OtherPdLkey", Lkey::OtherPd}),
+			 [](const ::testing::TestParamInfo<LocalCase> &i) {
+				 return std::string(i.param.name);
+			 });
+
+class RcLocalWrite : public Rc,
+		     public ::testing::WithParamInterface<LocalCase> {
+protected:
+	// An SGE over dst.buf[0, n) with the fault of the case.
+	ibv_sge faulty(const Region &dst, uint32_t n)
+	{
+		const Lkey f = GetParam().fault;
+		ibv_pd *pd = pd_.get();
+		int access = IBV_ACCESS_LOCAL_WRITE;
+
+		if (f == Lkey::Bad)
+			return {dst.buf.addr(), n, dst.mr->lkey ^ 0x80};
+		if (f == Lkey::OtherPd) {
+			other_.reset(ibv_alloc_pd(ctx_.get()));
+			pd = other_.get();
+		}
+		if (f == Lkey::NoLocalWrite)
+			access = 0;
+		mr_.reset(ibv_reg_mr(pd, dst.buf.data(), n, access));
+		EXPECT_TRUE(mr_) << std::strerror(errno);
+		return {dst.buf.addr(), n, mr_ ? mr_->lkey : 0};
+	}
+
+	Pd other_;
+	Mr mr_;
+};
+
+// A receive WQE whose SGE may not be written: the responder completes it
+// with LOC_PROT_ERR and answers with a remote operational error NAK
+// (IBTA 9.7.5.2.4); both QPs end in ERR and the buffer is untouched.
+TEST_P(RcLocalWrite, ReceiveSgeFails)
+{
+	End a, b;
+	ASSERT_TRUE(pair(a, b));
+	Region src(pd_.get(), 4096, kMrAll, 6), dst(pd_.get(), 4096, kMrAll);
+	ASSERT_TRUE(src && dst) << std::strerror(errno);
+	ibv_sge rs = faulty(dst, 4096);
+	ASSERT_FALSE(HasFailure());
+	ASSERT_EQ(post_recv(b.qp.get(), 101, &rs, 1), 0);
+	ibv_sge ss = src.sge(0, 100);
+	ASSERT_EQ(post(a.qp.get(), {send_wr(1, &ss, 1), send_wr(2, &ss, 1)}),
+		  0);
+	ASSERT_TRUE(completes(b.rcq.get(),
+			      {err(101, IBV_WC_LOC_PROT_ERR, b.qp.get())}));
+	ASSERT_TRUE(completes(a.scq.get(),
+			      {err(1, IBV_WC_REM_OP_ERR, a.qp.get()),
+			       err(2, IBV_WC_WR_FLUSH_ERR, a.qp.get())}));
+	EXPECT_TRUE(reaches(a.qp.get(), IBV_QPS_ERR));
+	EXPECT_TRUE(reaches(b.qp.get(), IBV_QPS_ERR));
+	const Buffer untouched = patterned(4096);
+	EXPECT_TRUE(same(dst.buf.data(), untouched.data(), 4096,
+			 "receive buffer"));
+}
+
+// A READ whose local SGE may not be written: the response data cannot be
+// placed, the READ completes with LOC_PROT_ERR at the requester, whose QP
+// goes to ERR; the responder, which did nothing wrong, stays in RTS.
+TEST_P(RcLocalWrite, ReadResponseSgeFails)
+{
+	End a, b;
+	ASSERT_TRUE(pair(a, b));
+	Region far(pd_.get(), 4096, kMrAll, 9), dst(pd_.get(), 4096, kMrAll);
+	ASSERT_TRUE(far && dst) << std::strerror(errno);
+	ibv_sge rs = faulty(dst, 4096);
+	ASSERT_FALSE(HasFailure());
+	ASSERT_EQ(post(a.qp.get(),
+		       {rdma_wr(1, IBV_WR_RDMA_READ, &rs, 1, far.buf.addr(),
+				far.mr->rkey),
+			send_wr(2, nullptr, 0)}),
+		  0);
+	ASSERT_TRUE(completes(a.scq.get(),
+			      {err(1, IBV_WC_LOC_PROT_ERR, a.qp.get()),
+			       err(2, IBV_WC_WR_FLUSH_ERR, a.qp.get())}));
+	EXPECT_TRUE(reaches(a.qp.get(), IBV_QPS_ERR));
+	EXPECT_EQ(now_in(b.qp.get()), IBV_QPS_RTS);
+	const Buffer untouched = patterned(4096);
+	EXPECT_TRUE(same(dst.buf.data(), untouched.data(), 4096,
+			 "READ destination"));
+	EXPECT_TRUE(quiet(b.rcq.get(), 0ms));
+}
+
+INSTANTIATE_TEST_SUITE_P(Sges, RcLocalWrite,
+			 ::testing::Values(LocalCase{"BadLkey", Lkey::Bad},
+					   LocalCase{"OtherPdLkey", Lkey::OtherPd},
+					   LocalCase{"NoLocalWrite",
+						     Lkey::NoLocalWrite}),
 			 [](const ::testing::TestParamInfo<LocalCase> &i) {
 				 return std::string(i.param.name);
 			 });
@@ -1577,23 +1694,49 @@ INSTANTIATE_TEST_SUITE_P(Sges, RcLocalProtection,
 // ---------------------------------------------------------------------
 // Receiver not ready, retries.
 
-TEST_F(Rc, RnrRetryZeroFailsAtOnce)
+class RcRnr : public Rc, public ::testing::WithParamInterface<int> {};
+
+// rnr_retry n (0 to 6; 7 is "for ever", below) towards a QP with no
+// receive posted: the requester resends after each RNR NAK, waiting the
+// responder's min_rnr_timer (22: 20.48 ms, IBTA table 45) each time, and
+// fails the send once the n retries are spent: after at least n x 20.48 ms
+// (the timer honoured) and at most 3 times that plus the posting.
+TEST_P(RcRnr, RetriesThenFails)
 {
+	const int n = GetParam();
+	constexpr auto timer = std::chrono::microseconds(20480);
 	End a, b;
-	Link l;
-	l.rnr_retry = 0;
-	ASSERT_TRUE(pair(a, b, {}, l));
+	Link la, lb;
+	la.rnr_retry = uint8_t(n);
+	la.min_rnr_timer = lb.min_rnr_timer = 22;
+	ASSERT_TRUE(pair(a, b, {}, la, lb));
+	const auto t0 = Clock::now();
 	ASSERT_EQ(post(a.qp.get(), {send_wr(1, nullptr, 0),
 				    send_wr(2, nullptr, 0)}),
 		  0);
 	ASSERT_TRUE(completes(a.scq.get(),
 			      {err(1, IBV_WC_RNR_RETRY_EXC_ERR, a.qp.get()),
 			       err(2, IBV_WC_WR_FLUSH_ERR, a.qp.get())}));
+	const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+		Clock::now() - t0);
+	const auto least = std::chrono::duration_cast<
+		std::chrono::milliseconds>(timer * n);
+	const auto most = slow(3 * least + 100ms);
+	std::cout << "RNR retries exceeded after " << took.count()
+		  << " ms, bounds " << least.count() << " to " << most.count()
+		  << " ms\n";
+	EXPECT_GE(took, least) << "the RNR timer was not honoured";
+	EXPECT_LE(took, most) << "RNR waits far longer than the timer";
 	EXPECT_TRUE(reaches(a.qp.get(), IBV_QPS_ERR));
 	// Receiver not ready is no error of the responder.
 	EXPECT_EQ(now_in(b.qp.get()), IBV_QPS_RTS);
 	EXPECT_TRUE(quiet(b.rcq.get(), 0ms));
 }
+
+INSTANTIATE_TEST_SUITE_P(Counts, RcRnr, ::testing::Range(0, 7),
+			 [](const ::testing::TestParamInfo<int> &i) {
+				 return "RnrRetry" + std::to_string(i.param);
+			 });
 
 TEST_F(Rc, RnrRetryForeverWaitsForTheReceive)
 {
@@ -1604,7 +1747,7 @@ TEST_F(Rc, RnrRetryForeverWaitsForTheReceive)
 	ibv_sge ss = src.sge(0, 3000);
 	ASSERT_EQ(post(a.qp.get(), {send_wr(1, &ss, 1)}), 0);
 	// The send cannot complete while no receive is posted.
-	EXPECT_TRUE(quiet(a.scq.get(), 50ms));
+	EXPECT_TRUE(quiet(a.scq.get(), slow(50ms)));
 	ibv_sge rs = dst.sge(0, 4096);
 	ASSERT_EQ(post_recv(b.qp.get(), 101, &rs, 1), 0);
 	ASSERT_TRUE(completes(a.scq.get(), {ok(1, IBV_WC_SEND, a.qp.get())}));
@@ -1625,8 +1768,9 @@ class RcRetry : public Rc, public ::testing::WithParamInterface<Deaf> {};
 TEST_P(RcRetry, ExceedsRetriesWhenNobodyAnswers)
 {
 	// Requests to a QP number nobody owns, or to a QP in RESET, are
-	// silently dropped; with timeout 8 (4.096 us * 2^8 = 1 ms) and
-	// retry_cnt 1 the requester gives up after two transmissions.
+	// silently dropped; with timeout 14 (4.096 us * 2^14 = 67 ms, long
+	// against a jiffy) and retry_cnt 1 the requester gives up after two
+	// transmissions, each followed by at least one timeout.
 	End a, b;
 	ASSERT_TRUE(make_end(a, pd_.get()));
 	ASSERT_TRUE(make_end(b, pd_.get()));	// stays in RESET
@@ -1637,7 +1781,7 @@ TEST_P(RcRetry, ExceedsRetriesWhenNobodyAnswers)
 		dest = gone->qp_num;
 	}
 	Link l = with_mtu({});
-	l.timeout = 8;
+	l.timeout = 14;
 	l.retry_cnt = 1;
 	ASSERT_TRUE(connect(a.qp.get(), dest, gid_, gid_index_, l));
 	const auto t0 = Clock::now();
@@ -1647,11 +1791,20 @@ TEST_P(RcRetry, ExceedsRetriesWhenNobodyAnswers)
 	ASSERT_TRUE(completes(a.scq.get(),
 			      {err(1, IBV_WC_RETRY_EXC_ERR, a.qp.get()),
 			       err(2, IBV_WC_WR_FLUSH_ERR, a.qp.get())}));
-	std::cout << "retry exceeded after "
-		  << std::chrono::duration_cast<std::chrono::milliseconds>(
-			     Clock::now() - t0)
-			     .count()
+	const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+		Clock::now() - t0);
+	// The transport timer (IBTA 9.7.6.1.3) is 4.096 us * 2^timeout;
+	// retry_cnt + 1 transmissions wait at least that each, and sroce
+	// backs off (x2, then x4, as IBTA allows) after each timeout: T
+	// then 2T here, 3T within [least = 2T, 3 x least].
+	const auto least = std::chrono::duration_cast<std::chrono::milliseconds>(
+		std::chrono::nanoseconds(4096LL << l.timeout) *
+		(l.retry_cnt + 1));
+	std::cout << "retry exceeded after " << took.count() << " ms, bounds "
+		  << least.count() << " to " << slow(3 * least).count()
 		  << " ms\n";
+	EXPECT_GE(took, least) << "gave up before its timeouts";
+	EXPECT_LE(took, slow(3 * least)) << "timer not honoured";
 	EXPECT_TRUE(reaches(a.qp.get(), IBV_QPS_ERR));
 	EXPECT_EQ(now_in(b.qp.get()), IBV_QPS_RESET);
 }
@@ -1775,7 +1928,7 @@ TEST_F(RcSilentPeer, ErrorStateFlushesEveryWorkRequestOnceInOrder)
 		swant.push_back(err(i + 1, IBV_WC_WR_FLUSH_ERR, a_.qp.get()));
 	}
 	// Nothing completes while the peer is silent.
-	EXPECT_TRUE(quiet(a_.scq.get(), 100ms));
+	EXPECT_TRUE(quiet(a_.scq.get(), slow(100ms)));
 	EXPECT_TRUE(quiet(a_.rcq.get(), 0ms));
 
 	ASSERT_TRUE(to_err(a_.qp.get()));

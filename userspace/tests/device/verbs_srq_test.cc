@@ -39,7 +39,7 @@ namespace {
 using namespace std::chrono_literals;
 
 // How long "nothing more arrives" is watched for.
-constexpr auto kQuiet = 300ms;
+const auto kQuiet = slow(300ms);
 // How the senders and receivers are connected: RNR retried for ever, as in
 // the RC cases, but with no remote access nor RDMA READ or atomic
 // resources, since only SENDs go through the SRQ.
@@ -258,7 +258,7 @@ protected:
 
 	::testing::AssertionResult srq_event(ibv_srq *srq)
 	{
-		const auto ev = next_event(ctx_.get(), 10s);
+		const auto ev = next_event(ctx_.get(), slow(10s));
 		if (!ev || ev->event_type != IBV_EVENT_SRQ_LIMIT_REACHED)
 			return ::testing::AssertionFailure()
 			       << "want SRQ_LIMIT_REACHED, got "
@@ -682,7 +682,7 @@ TEST_F(Srqs, ErrorStateLeavesTheSrqsWqesForTheOtherQps)
 	ibv_qp_attr a{};
 	a.qp_state = IBV_QPS_ERR;
 	ASSERT_TRUE(modify(receivers_[0].get(), a, IBV_QP_STATE, "->ERR"));
-	const auto ev = next_event(ctx_.get(), 10s);
+	const auto ev = next_event(ctx_.get(), slow(10s));
 	ASSERT_TRUE(ev && ev->event_type == IBV_EVENT_QP_LAST_WQE_REACHED)
 		<< "want QP_LAST_WQE_REACHED, got " << event_str(ev);
 	EXPECT_EQ(ev->element.qp, receivers_[0].get());

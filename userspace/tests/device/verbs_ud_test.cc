@@ -29,7 +29,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto kQuiet = 300ms;
+const auto kQuiet = slow(300ms);
 constexpr uint32_t kQkey = 0x11223344;
 constexpr uint32_t kGrh = 40;
 

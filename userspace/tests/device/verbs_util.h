@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "test_env.h"
 #include "verbs_raii.h"
 
 namespace sroce::test {
@@ -32,8 +33,9 @@ namespace sroce::test {
 using Clock = std::chrono::steady_clock;
 
 // Every wait is bounded.  QEMU TCG guests on a loaded host are slow, so the
-// limit is generous; it only matters when something is broken.
-inline constexpr std::chrono::seconds kWait{30};
+// limit is generous (and SROCE_TEST_SLOW multiplies it); it only matters
+// when something is broken.
+inline const std::chrono::seconds kWait = slow(std::chrono::seconds{30});
 // How long a poller sleeps after finding its CQ empty rather than spin: a
 // software device needs the guest's CPUs to make the completions.
 inline constexpr std::chrono::microseconds kNap{50};
