@@ -8,7 +8,7 @@
 #include <linux/seq_file.h>
 
 #include "debugfs.h"
-#include "res.h"
+#include "obj/res.h"
 
 atomic_t sroce_objs[SROCE_OBJ_KINDS];
 atomic64_t sroce_drops[SROCE_DROP_REASONS];

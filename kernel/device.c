@@ -20,17 +20,17 @@
 #include <rdma/ib_verbs.h>
 
 #include "core/guid.h"
-#include "ah.h"
-#include "cq.h"
 #include "debugfs.h"
 #include "device.h"
-#include "mcast.h"
-#include "mr.h"
-#include "mw.h"
-#include "net.h"
-#include "qp.h"
-#include "queue.h"
-#include "srq.h"
+#include "dp/net.h"
+#include "obj/ah.h"
+#include "obj/cq.h"
+#include "obj/mcast.h"
+#include "obj/mr.h"
+#include "obj/mw.h"
+#include "obj/qp.h"
+#include "obj/queue.h"
+#include "obj/srq.h"
 #include "verbs.h"
 
 static DEFINE_MUTEX(link_mutex);

@@ -14,7 +14,7 @@
 
 #include "debugfs.h"
 #include "device.h"
-#include "exec.h"
+#include "dp/exec.h"
 #include "version.h"
 
 static struct rdma_link_ops sroce_link_ops = {

@@ -10,9 +10,9 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "core/port.h"
-#include "device.h"
 #include "debugfs.h"
 #include "dev_limits.h"
+#include "device.h"
 #include "verbs.h"
 #include "version.h"
 

@@ -181,11 +181,11 @@ flood_loop() {
 }
 
 # Each guest destroys and creates RC, UC and UD QPs with sends, receives and
-# retransmission timers in flight (kernel/exec.c, "Lifetime"), for
+# retransmission timers in flight (kernel/dp/exec.c, "Lifetime"), for
 # CHURN_SECONDS, while the other floods the numbers they get - so received
 # packets, transmit completions and timers wake QPs being destroyed - and
 # while root and an unprivileged user dump them with their driver details
-# (kernel/res.c, the dump racing destroy_qp).  Nothing may complain (the test
+# (kernel/obj/res.c, the dump racing destroy_qp).  Nothing may complain (the test
 # bed reads the kernel log), every dump succeeds, the flood reached live QPs
 # (RC packets to the UC and UD QPs: wrong_transport) and the QPs and AH
 # destinations are all gone afterwards.

@@ -3,7 +3,7 @@
 //   hdr_build/<packet>   what the send path does per packet before the
 //                        payload: look the opcode up, encode the BTH from a
 //                        struct, encode the opcode's extension headers at
-//                        the table's offsets (kernel/tx.c, req.c, resp.c)
+//                        the table's offsets (kernel/dp/tx.c, req.c, resp.c)
 //   hdr_parse/<packet>   the reverse: decode the BTH, look the opcode up,
 //                        decode each extension header it has (no checks;
 //                        pkt_parse/* times the validating parser)

@@ -142,7 +142,7 @@ struct ibv_cq *sroce_cq_create(struct ibv_context *ibctx, int cqe,
  * (EOPNOTSUPP): completion timestamps (the device keeps no clock), CVLAN,
  * flow tags and tag matching (no such features), the parent-domain PD and
  * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN (an overrun puts the CQ in error for
- * good, see kernel/cq.c).  pkey_index, which ibv_poll_cq reports, has no
+ * good, see kernel/obj/cq.c).  pkey_index, which ibv_poll_cq reports, has no
  * read_* callback in libibverbs 44.
  */
 #define SROCE_CQ_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |	\

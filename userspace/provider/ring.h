@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * The provider's side of the shared rings (struct sroce_ring_hdr in
- * <rdma/sroce-abi.h>, kernel side in kernel/queue.h).
+ * <rdma/sroce-abi.h>, kernel side in kernel/obj/queue.h).
  *
  * The kernel and the provider are the two parties of the ring protocol;
  * C11 atomics give the provider the orderings it needs:
@@ -54,7 +54,7 @@ static inline uint32_t sroce_ring_flags_read(uint32_t *flags)
 /*
  * Set bits in the flags word and order that store before every later load,
  * the producer counter's in particular.  This is the consumer's half of the
- * lost-wakeup argument in kernel/cq.c: the kernel publishes its producer,
+ * lost-wakeup argument in kernel/obj/cq.c: the kernel publishes its producer,
  * runs a full barrier, then reads the flags; with a full barrier here too,
  * either the kernel sees the ARM bit or our next poll sees the CQE.  The
  * fence is explicit because a sequentially consistent read-modify-write

@@ -135,7 +135,7 @@ Pkt make(uint8_t opcode, uint32_t psn)
 	return p;
 }
 
-// The responder after executing a packet, as kernel/resp.c moves it.
+// The responder after executing a packet, as kernel/dp/resp.c moves it.
 struct Responder {
 	sroce_rc_resp_state st{};
 	bool lost = false;

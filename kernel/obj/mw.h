@@ -6,7 +6,7 @@
 #include <rdma/sroce-abi.h>
 
 #include "core/rc.h"
-#include "mr.h"
+#include "obj/mr.h"
 
 struct sroce_qp;
 

@@ -55,10 +55,10 @@
 #include "core/icrc.h"
 #include "debugfs.h"
 #include "device.h"
-#include "exec.h"
-#include "mcast.h"
-#include "net.h"
-#include "qp.h"
+#include "dp/exec.h"
+#include "dp/net.h"
+#include "obj/mcast.h"
+#include "obj/qp.h"
 
 /* Any non-zero encap_type makes UDP hand datagrams to encap_rcv. */
 #define SROCE_ENCAP_TYPE 1

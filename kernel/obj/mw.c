@@ -36,8 +36,8 @@
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
-#include "mw.h"
-#include "qp.h"
+#include "obj/mw.h"
+#include "obj/qp.h"
 #include "verbs.h"
 
 static_assert((int)SROCE_WC_MW_BIND_ERR == (int)IB_WC_MW_BIND_ERR);

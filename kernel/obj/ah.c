@@ -22,10 +22,10 @@
 #include <rdma/ib_cache.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "ah.h"
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
+#include "obj/ah.h"
 #include "verbs.h"
 
 static_assert(sizeof(struct sroce_create_ah_resp) == 8);

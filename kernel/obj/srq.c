@@ -38,8 +38,8 @@
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
-#include "post.h"
-#include "srq.h"
+#include "dp/post.h"
+#include "obj/srq.h"
 #include "verbs.h"
 
 static_assert(sizeof(struct sroce_create_srq_resp) == 24);

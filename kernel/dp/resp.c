@@ -42,17 +42,17 @@
 
 #include "core/uc.h"
 
-#include "cq.h"
 #include "debugfs.h"
 #include "device.h"
-#include "exec.h"
-#include "mr.h"
-#include "mw.h"
-#include "qp.h"
-#include "resp.h"
-#include "sgl.h"
-#include "srq.h"
-#include "tx.h"
+#include "dp/exec.h"
+#include "dp/resp.h"
+#include "dp/sgl.h"
+#include "dp/tx.h"
+#include "obj/cq.h"
+#include "obj/mr.h"
+#include "obj/mw.h"
+#include "obj/qp.h"
+#include "obj/srq.h"
 
 #define SROCE_RESP_READ_BURST	64
 

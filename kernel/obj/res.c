@@ -29,8 +29,8 @@
 #include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 
-#include "qp.h"
-#include "res.h"
+#include "obj/qp.h"
+#include "obj/res.h"
 
 struct sroce_res_field {
 	const char *name;

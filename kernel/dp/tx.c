@@ -8,10 +8,10 @@
 #include <linux/skbuff.h>
 
 #include "core/pkt.h"
-#include "exec.h"
-#include "net.h"
-#include "qp.h"
-#include "tx.h"
+#include "dp/exec.h"
+#include "dp/net.h"
+#include "dp/tx.h"
+#include "obj/qp.h"
 
 /**
  * sroce_tx_start_to - start a packet to any destination

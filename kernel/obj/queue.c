@@ -32,7 +32,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "debugfs.h"
-#include "queue.h"
+#include "obj/queue.h"
 
 struct sroce_queue_mmap {
 	struct rdma_user_mmap_entry rdma;

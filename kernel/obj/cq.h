@@ -6,7 +6,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
 
-#include "queue.h"
+#include "obj/queue.h"
 
 /*
  * Values of struct sroce_cqe.wc_flags: libibverbs' enum ibv_wc_flags, which

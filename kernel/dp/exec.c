@@ -64,15 +64,15 @@
 
 #include "core/pkt.h"
 
-#include "comp.h"
 #include "debugfs.h"
-#include "exec.h"
-#include "net.h"
-#include "qp.h"
-#include "req.h"
-#include "resp.h"
-#include "tx.h"
-#include "ud.h"
+#include "dp/comp.h"
+#include "dp/exec.h"
+#include "dp/net.h"
+#include "dp/req.h"
+#include "dp/resp.h"
+#include "dp/tx.h"
+#include "dp/ud.h"
+#include "obj/qp.h"
 
 #define SROCE_EXEC_BUDGET	256	/* packets per run, each direction */
 #define SROCE_EXEC_RXQ_MAX	8192	/* queued packets before dropping */

@@ -57,7 +57,7 @@
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
-#include "mr.h"
+#include "obj/mr.h"
 
 /* Access rights sroce implements; the optional bits are hints it ignores. */
 #define SROCE_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \

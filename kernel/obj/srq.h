@@ -6,7 +6,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
 
-#include "queue.h"
+#include "obj/queue.h"
 
 /*
  * A shared receive queue: one ring of struct sroce_recv_wqe slots that

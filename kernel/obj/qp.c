@@ -55,12 +55,12 @@
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
-#include "exec.h"
-#include "mcast.h"
-#include "net.h"
-#include "post.h"
-#include "res.h"
-#include "qp.h"
+#include "dp/exec.h"
+#include "dp/net.h"
+#include "dp/post.h"
+#include "obj/mcast.h"
+#include "obj/qp.h"
+#include "obj/res.h"
 #include "verbs.h"
 
 #define SROCE_QPN_GSI		1

@@ -16,7 +16,7 @@
 
 #include "core/rc.h"
 #include "dev_limits.h"
-#include "queue.h"
+#include "obj/queue.h"
 
 /* Executed atomics kept for duplicate requests: one per responder resource. */
 #define SROCE_RC_MAX_ATOMIC_RES SROCE_MAX_QP_RD_ATOM

@@ -30,11 +30,11 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>	/* sroce_create_cq_udata() on 6.12 */
 
-#include "cq.h"
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
-#include "qp.h"
+#include "obj/cq.h"
+#include "obj/qp.h"
 #include "verbs.h"
 
 #define SROCE_CQ_ARM_MASK (SROCE_CQ_ARM_NEXT | SROCE_CQ_ARM_SOLICITED)

@@ -26,10 +26,10 @@
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
-#include "exec.h"
-#include "mcast.h"
-#include "net.h"
-#include "qp.h"
+#include "dp/exec.h"
+#include "dp/net.h"
+#include "obj/mcast.h"
+#include "obj/qp.h"
 
 struct sroce_mcast_group {
 	struct list_head node;		/* in sdev->mcast_groups */

@@ -19,13 +19,13 @@
 #include <linux/jiffies.h>
 #include <linux/spinlock.h>
 
-#include "comp.h"
-#include "cq.h"
 #include "debugfs.h"
-#include "exec.h"
-#include "qp.h"
-#include "req.h"
-#include "sgl.h"
+#include "dp/comp.h"
+#include "dp/exec.h"
+#include "dp/req.h"
+#include "dp/sgl.h"
+#include "obj/cq.h"
+#include "obj/qp.h"
 
 static void sroce_comp_cqe(struct sroce_qp *qp, struct sroce_swqe *w,
 			   enum sroce_wc_status status)

@@ -12,10 +12,10 @@
 #include <rdma/ib_verbs.h>
 
 #include "device.h"
-#include "local.h"
-#include "mr.h"
-#include "mw.h"
-#include "qp.h"
+#include "dp/local.h"
+#include "obj/mr.h"
+#include "obj/mw.h"
+#include "obj/qp.h"
 
 /**
  * sroce_local_op - is @opcode a local operation this QP may post?

@@ -19,11 +19,11 @@
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
-#include "ah.h"
-#include "exec.h"
-#include "post.h"
-#include "qp.h"
-#include "srq.h"
+#include "dp/exec.h"
+#include "dp/post.h"
+#include "obj/ah.h"
+#include "obj/qp.h"
+#include "obj/srq.h"
 
 #define SROCE_POST_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED | \
 				 IB_SEND_SOLICITED | IB_SEND_INLINE)

@@ -27,15 +27,15 @@
 
 #include "core/uc.h"
 
-#include "ah.h"
-#include "comp.h"
 #include "device.h"
-#include "exec.h"
-#include "local.h"
-#include "qp.h"
-#include "req.h"
-#include "sgl.h"
-#include "tx.h"
+#include "dp/comp.h"
+#include "dp/exec.h"
+#include "dp/local.h"
+#include "dp/req.h"
+#include "dp/sgl.h"
+#include "dp/tx.h"
+#include "obj/ah.h"
+#include "obj/qp.h"
 
 #define SROCE_REQ_WINDOW	256	/* outstanding PSNs */
 #define SROCE_REQ_ACK_EVERY	64	/* AckReq at least this often */

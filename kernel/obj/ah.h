@@ -6,7 +6,7 @@
 #include <linux/refcount.h>
 #include <rdma/ib_verbs.h>
 
-#include "qp.h"
+#include "obj/qp.h"
 
 struct sroce_dev;
 

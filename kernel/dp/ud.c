@@ -22,13 +22,13 @@
 #include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 
-#include "cq.h"
 #include "debugfs.h"
-#include "exec.h"
-#include "qp.h"
-#include "resp.h"
-#include "sgl.h"
-#include "ud.h"
+#include "dp/exec.h"
+#include "dp/resp.h"
+#include "dp/sgl.h"
+#include "dp/ud.h"
+#include "obj/cq.h"
+#include "obj/qp.h"
 
 #define SROCE_UD_GRH_LEN	40
 

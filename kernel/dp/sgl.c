@@ -7,8 +7,8 @@
  * at the packet that would touch it, never used.
  */
 #include "device.h"
-#include "qp.h"
-#include "sgl.h"
+#include "dp/sgl.h"
+#include "obj/qp.h"
 
 /* Total bytes an SGE list describes; *overflow if above the largest message. */
 u64 sroce_sgl_length(const struct sroce_sge *sge, u32 num_sge, bool *overflow)
