@@ -15,10 +15,13 @@
 # With two FILEs (a two-guest suite: both guests run the same script, case
 # by case in step), the plans must be the same (N and the name of each case)
 # and each case is ONE result: failed if either side failed or gave no
-# result, skipped only if both sides skipped, else passed.  A case that only
-# one guest can assert is skipped in the other with a reason starting
-# "one-sided:" (ktap.sh's only_in_guest and gtest@ROLE:BINARY), which the
-# merged case's skip reason leaves out when the other guest gives one.
+# result; else skipped if either side skipped for a reason of its own (the
+# case was not asserted on that side, so passing it would claim too much) or
+# if both sides skipped; else passed.  A case that only one guest can assert
+# is skipped in the other with a reason starting "one-sided:" (ktap.sh's
+# only_in_guest and gtest@ROLE:BINARY): such a skip alone does not make the
+# case skipped, and the merged case's skip reason leaves it out when the
+# other guest gives one.
 #
 # Prints "  FAIL LABEL: ..." for each failure, "  SKIP LABEL: ..." for each
 # skip, then "  LABEL: N passed, N failed, N skipped", and leaves the counts
@@ -91,11 +94,13 @@ function parse(g, f,    line, rest, n, i, st, name, why, max, got, k) {
 	}
 }
 
-# the reason of a skip in every guest; "one-sided:" reasons only if all are
+# the reasons of the guests that skipped; "one-sided:" reasons only if all are
 function skip_reason(k,    g, r, all, one) {
 	all = ""
 	one = ""
 	for (g = 1; g <= ng; g++) {
+		if (res[g, k] != "skip")
+			continue
 		r = rsn[g, k]
 		if (ng > 1)
 			r = "guest " gn[g] ": " r
@@ -124,6 +129,7 @@ BEGIN {
 		name = ""
 		bad = ""
 		skips = 0
+		real_skip = 0
 		for (g = 1; g <= ng; g++) {
 			if (!((g, k) in res)) {
 				bad = bad (bad == "" ? "" : ", ") "no result from guest " gn[g]
@@ -135,14 +141,17 @@ BEGIN {
 				bad = bad (bad == "" ? "" : ", ") "guest " gn[g] " calls it " nm[g, k]
 			if (res[g, k] == "fail")
 				bad = bad (bad == "" ? "" : ", ") "not ok" (ng > 1 ? " in guest " gn[g] : "")
-			else if (res[g, k] == "skip")
+			else if (res[g, k] == "skip") {
 				skips++
+				if (rsn[g, k] !~ /^one-sided:/)
+					real_skip = 1
+			}
 		}
 		if (name == "")
 			name = "(unnamed)"
 		if (bad != "")
 			print "fail\t" k " " name ": " bad
-		else if (skips == ng)
+		else if (skips == ng || real_skip)
 			print "skip\t" k " " name " # SKIP " skip_reason(k)
 		else
 			print "pass\t" k " " name
