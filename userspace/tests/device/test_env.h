@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -122,6 +123,23 @@ inline long debugfs_value(const std::string &path, const std::string &key)
 inline long debugfs_count(const std::string &kind)
 {
 	return debugfs_value(kObjects, kind);
+}
+
+// Every live-object count of /sys/kernel/debug/sroce/objects, by kind;
+// empty if it cannot be read (a failure on sroce, as for debugfs_value()).
+inline std::map<std::string, long> debugfs_counts()
+{
+	std::map<std::string, long> counts;
+	std::ifstream f(kObjects);
+	std::string k;
+	long n;
+
+	while (f >> k >> n)
+		counts[k] = n;
+	if (counts.empty() && testing_sroce())
+		ADD_FAILURE() << "cannot read " << kObjects
+			      << " on sroce (not root? no debugfs?)";
+	return counts;
 }
 
 // One count of /sys/kernel/debug/sroce/rx_drops ("bad_qkey", ...), or -1

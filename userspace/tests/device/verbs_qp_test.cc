@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -473,11 +474,15 @@ TEST_F(QueuePair, PostingInResetIsRefused)
 	EXPECT_EQ(bad_r, &rwr);
 }
 
+// Every kind of object, not only QPs and rings: a QP also takes references
+// on its CQs, PD and (UD) address handles, any of which could leak.
 TEST_F(QueuePair, CreateDestroyCyclesLeaveNothingBehind)
 {
+	const std::map<std::string, long> before = debugfs_counts();
 	const long qps = debugfs_count("qps");
 	const long rings = debugfs_count("rings");
 	ASSERT_GE(qps, 0) << "debugfs not mounted?";
+	ASSERT_TRUE(before.count("qps")) << "no qps count in the objects file";
 
 	for (int i = 0; i < 200; i++) {
 		Qp qp = create(64, 4, 64);
@@ -489,6 +494,7 @@ TEST_F(QueuePair, CreateDestroyCyclesLeaveNothingBehind)
 	}
 	EXPECT_EQ(debugfs_count("qps"), qps);
 	EXPECT_EQ(debugfs_count("rings"), rings);
+	EXPECT_EQ(debugfs_counts(), before);
 }
 
 TEST_F(QueuePair, CqsInUseCannotBeDestroyed)
