@@ -34,6 +34,7 @@ struct sroce_dev {
 	atomic_t mr_count;		/* live MRs, at most SROCE_MAX_MR */
 	atomic_t mw_count;		/* live MWs, at most SROCE_MAX_MW */
 	struct xarray qp_xa;		/* QPN -> struct sroce_qp_ref (qp.c) */
+	atomic64_t qp_serial;		/* last struct sroce_qp.serial given */
 	struct xarray ah_xa;		/* AH number -> struct sroce_ah_dest (ah.c) */
 	struct mutex mcast_mutex;	/* multicast groups, see mcast.c */
 	spinlock_t mcast_lock;

@@ -6,8 +6,9 @@
 # the test bed set up: fast-register MRs (ib_alloc_mr, ib_map_mr_sg,
 # IB_WR_REG_MR) used for RDMA across a page boundary, a SEND_WITH_INV that
 # invalidates them, a second registration under the next key byte, and
-# LOCAL_INV.  Until rdma_cm works the module connects two RC QPs of the one
-# device itself.  Emits KTAP.
+# LOCAL_INV; and a kernel CQ whose QP is destroyed and its number reused.
+# Until rdma_cm works the module connects two RC QPs of the one device
+# itself.  Emits KTAP.
 
 . "$(dirname "$0")/lib/ktap.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
@@ -15,7 +16,8 @@
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 OBJS=/sys/kernel/debug/sroce/objects
-KO=${SROCE_BUILD:-$SROCE_SRC/build}/ktest/$(uname -r)/sroce_frmr_test.ko
+KDIR_T=${SROCE_BUILD:-$SROCE_SRC/build}/ktest/$(uname -r)
+KO=$KDIR_T/sroce_frmr_test.ko
 
 objects() {		# KIND -> live count from debugfs
 	awk -v k="$1" '$1 == k { print $2 }' "$OBJS"
@@ -39,4 +41,21 @@ t_fast_reg_mr() {
 	expect_eq "$(objects qps)" "$qps" "QPs after the test"
 }
 
-ktap_main t_fast_reg_mr t_teardown_clean
+# A completion a destroyed kernel QP left in a shared CQ never names the QP
+# that reuses its number (selftests/kmod/sroce_cq_reuse_test.c).
+t_cq_outlives_reused_qpn() {
+	local ko=$KDIR_T/sroce_cq_reuse_test.ko qps
+	[ -f "$ko" ] || fail "$ko not built (make ktests KDIR=...)"
+	qps=$(objects qps)
+	if ! insmod "$ko" dev="$DEV"; then
+		dmesg_since_case | grep sroce_cq_reuse_test
+		fail "the CQ/QPN reuse steps failed"
+	fi
+	dmesg_since_case | grep sroce_cq_reuse_test
+	expect_eq "$(dmesg_since_case | grep -c 'sroce_cq_reuse_test: ok ')" 6 \
+		"steps passed"
+	rmmod sroce_cq_reuse_test
+	expect_eq "$(objects qps)" "$qps" "QPs after the test"
+}
+
+ktap_main t_fast_reg_mr t_cq_outlives_reused_qpn t_teardown_clean

@@ -185,6 +185,44 @@ err_overflow:
 	return -ENOSPC;
 }
 
+/**
+ * sroce_cq_discard_qp - drop a destroyed kernel QP's unpolled completions
+ * @cq: a kernel CQ the QP used
+ * @qpn: the QP's number, not yet free for reuse
+ *
+ * poll_cq fills wc->qp in by number, and the next create_qp takes the
+ * lowest free number: a completion left behind would name the QP that gets
+ * the number next.  The completions of other QPs are moved up over the
+ * dropped ones, keeping their order, and the consumer skips the freed
+ * slots.  A user CQ is left alone: its ring belongs to the provider.  Takes
+ * poll_lock, then post_lock (the only place holding both).
+ */
+void sroce_cq_discard_qp(struct sroce_cq *cq, u32 qpn)
+{
+	struct sroce_queue *q = &cq->queue;
+	struct sroce_cqe *cqe;
+	unsigned long irqflags;
+	u32 i, gone = 0;
+
+	if (cq->user)
+		return;
+	spin_lock_irqsave(&cq->poll_lock, irqflags);
+	spin_lock(&cq->post_lock);
+	for (i = cq->producer; i != cq->consumer;) {
+		cqe = sroce_queue_slot(q, --i);
+		if (cqe->qp_num == qpn)
+			gone++;
+		else if (gone)
+			memcpy(sroce_queue_slot(q, i + gone), cqe, sizeof(*cqe));
+	}
+	if (gone) {
+		cq->consumer += gone;
+		sroce_queue_publish_consumer(q, cq->consumer);
+	}
+	spin_unlock(&cq->post_lock);
+	spin_unlock_irqrestore(&cq->poll_lock, irqflags);
+}
+
 static int sroce_cq_wc_flags(u32 cqe_flags, u8 network_hdr_type)
 {
 	int flags = 0;

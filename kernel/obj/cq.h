@@ -55,6 +55,7 @@ static inline struct sroce_cq *to_sroce_cq(struct ib_cq *ibcq)
 
 int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 		  bool solicited);
+void sroce_cq_discard_qp(struct sroce_cq *cq, u32 qpn);
 
 extern const struct ib_device_ops sroce_cq_ops;
 

@@ -59,7 +59,7 @@ struct sroce_mw {
 	u64 addr;
 	u64 length;
 	u32 access;			/* IB_ACCESS_REMOTE_* */
-	u32 qpn;			/* type 2: QP it was bound through */
+	u64 qp_serial;			/* type 2: QP it was bound through */
 	refcount_t ref;			/* 1 for the index, 1 per lookup */
 	struct completion released;	/* ref reached zero */
 	struct rcu_head rcu;
@@ -177,7 +177,7 @@ static struct sroce_mr *sroce_mw_window_mr(struct sroce_mw *mw,
 
 	spin_lock_irqsave(&mw->lock, flags);
 	if (!mw->bound || mw->rkey != rkey ||
-	    (mw->type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num))
+	    (mw->type == IB_MW_TYPE_2 && mw->qp_serial != qp->serial))
 		*fault = SROCE_MR_BAD_KEY;
 	else if (mw->pd != qp->ibqp.pd)
 		*fault = SROCE_MR_BAD_PD;
@@ -271,7 +271,7 @@ static bool sroce_mw_bind_locked(struct sroce_mw *mw, struct sroce_qp *qp,
 	mw->length = length;
 	mw->access = access;
 	mw->rkey = new_rkey;
-	mw->qpn = qp->ibqp.qp_num;
+	mw->qp_serial = qp->serial;
 	mw->bound = true;
 	return true;
 }
@@ -361,7 +361,7 @@ static int sroce_mw_invalidate_window(struct sroce_mw *mw,
 
 	spin_lock_irqsave(&mw->lock, flags);
 	if (mw->type == IB_MW_TYPE_2 && mw->pd == qp->ibqp.pd && mw->bound &&
-	    mw->rkey == key && (!remote || mw->qpn == qp->ibqp.qp_num)) {
+	    mw->rkey == key && (!remote || mw->qp_serial == qp->serial)) {
 		sroce_mw_unbind_locked(mw);
 		err = 0;
 	}

@@ -26,11 +26,14 @@
  *    refcount_inc_not_zero(), no lock.  The caller uses the QP and calls
  *    sroce_qp_put(); it must not sleep or wait for process context while
  *    holding the reference, because destroy waits for it.
- *  - destroy erases the entry (lookups fail from then on), drops the
- *    entry's reference and waits until every holder has put its own, so
- *    ib_core frees a QP nobody uses.  The sroce_qp_ref is freed after an RCU
- *    grace period: a lookup that loaded it just before the erase may still
- *    try refcount_inc_not_zero() on it.
+ *  - destroy replaces the entry with NULL (lookups fail from then on, the
+ *    number stays reserved), drops the entry's reference and waits until
+ *    every holder has put its own, so ib_core frees a QP nobody uses.  The
+ *    sroce_qp_ref is freed after an RCU grace period: a lookup that loaded
+ *    it just before the store may still try refcount_inc_not_zero() on it.
+ *  - the number is freed last, after the QP's completions still unpolled
+ *    in kernel CQs are gone (sroce_cq_discard_qp()): the next QP gets the
+ *    same number at once, and a kernel consumer finds a CQE's QP by number.
  *  - qp_xa's own lock serialises stores and erasures, which happen in
  *    process context only.
  *
@@ -58,6 +61,7 @@
 #include "dp/exec.h"
 #include "dp/net.h"
 #include "dp/post.h"
+#include "obj/cq.h"
 #include "obj/mcast.h"
 #include "obj/qp.h"
 #include "obj/res.h"
@@ -89,6 +93,7 @@ static_assert(SROCE_QPN_MAX <= SROCE_QP_24BIT);
 void sroce_qp_dev_init(struct sroce_dev *sdev)
 {
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
+	atomic64_set(&sdev->qp_serial, 0);
 }
 
 /* ib_core destroys every QP before the device is freed. */
@@ -295,6 +300,7 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	atomic_set(sroce_queue_flags(&qp->sq), SROCE_SQ_NEED_WAKEUP);
 
 	ibqp->qp_num = qpn;
+	qp->serial = atomic64_inc_return(&sdev->qp_serial);
 	qp->cap = init->cap;
 	qp->sq_sig_type = init->sq_sig_type;
 	qp->user = udata;
@@ -344,6 +350,18 @@ err_free_ref:
 	return err;
 }
 
+/* A kernel QP's completions nobody polled; its engine has stopped. */
+static void sroce_qp_discard_cqes(struct sroce_qp *qp)
+{
+	struct ib_cq *send_cq = qp->ibqp.send_cq;
+	struct ib_cq *recv_cq = qp->ibqp.recv_cq;
+
+	if (send_cq)
+		sroce_cq_discard_qp(to_sroce_cq(send_cq), qp->ibqp.qp_num);
+	if (recv_cq && recv_cq != send_cq)
+		sroce_cq_discard_qp(to_sroce_cq(recv_cq), qp->ibqp.qp_num);
+}
+
 /*
  * ib_core has stopped new verbs on the QP.  Lookups by number are cut off
  * here, the engine is stopped so it transmits nothing more, and the
@@ -359,7 +377,8 @@ static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_qp_ref *ref = qp->ref;
 
 	sroce_mcast_qp_gone(qp);
-	xa_erase(&sdev->qp_xa, ibqp->qp_num);
+	/* an allocating xarray keeps a NULL entry reserved: no lookup, no reuse */
+	xa_store(&sdev->qp_xa, ibqp->qp_num, NULL, GFP_KERNEL);
 	sroce_res_del_qp(qp);
 	sroce_exec_quiesce(qp);
 	sroce_qp_put(qp);
@@ -367,6 +386,9 @@ static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	kfree_rcu(ref, rcu);
 	sroce_exec_cleanup(qp);
 	sroce_net_forget_route(qp);
+	if (!qp->user)
+		sroce_qp_discard_cqes(qp);
+	xa_erase(&sdev->qp_xa, ibqp->qp_num);
 
 	sroce_queue_cleanup(&qp->rq);
 	sroce_queue_cleanup(&qp->sq);

@@ -152,6 +152,11 @@ struct sroce_qp {
 	struct ib_qp_cap cap;		/* as written back at creation */
 	enum ib_sig_type sq_sig_type;
 	bool user;			/* rings mapped by a provider */
+	/*
+	 * Unique for the device's lifetime, unlike the QPN, which the next
+	 * create_qp reuses: what a type 2 window remembers of its QP.
+	 */
+	u64 serial;
 
 	struct mutex mutex;		/* control path; see above */
 	enum ib_qp_state state;

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A kernel consumer's CQ outlives a QP whose number is reused at once
+ * (selftests/kulp.sh), against the RDMA device named by the "dev" parameter.
+ *
+ * A kernel consumer learns a completion's QP from wc->qp, which the device
+ * fills in when the CQE is polled.  sroce hands out the lowest free QP
+ * number, so the next create_qp after a destroy gets the old number back; a
+ * completion the destroyed QP left unpolled in a shared CQ must then not be
+ * delivered naming the new QP.  The steps: QPs x and y share one CQ, both in
+ * the error state; a receive posted on x is flushed into the CQ and left
+ * there; x is destroyed and z created (with x's number); then a receive
+ * posted on y is flushed.  Polling must give y's completion alone, naming
+ * y, and nothing naming z.  Each step prints "ok N name" or "not ok N name:
+ * why"; loading fails with -EIO unless every step passed.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <rdma/ib_verbs.h>
+
+static char *t_dev = "sroce0";
+module_param_named(dev, t_dev, charp, 0444);
+MODULE_PARM_DESC(dev, "RDMA device to test");
+
+#define T_WAIT_MS	20000
+#define T_QUIET_MS	1000	/* how long "no more completions" is watched */
+
+struct t_ctx {
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *x, *y, *z;
+	int step;
+	int failed;
+};
+
+static void t_report(struct t_ctx *t, bool ok, const char *name,
+		     const char *why)
+{
+	t->step++;
+	if (ok) {
+		pr_info("ok %d %s\n", t->step, name);
+		return;
+	}
+	t->failed++;
+	pr_err("not ok %d %s: %s\n", t->step, name, why);
+}
+
+static struct ib_qp *t_create_qp(struct t_ctx *t)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = t->cq,
+		.recv_cq = t->cq,
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = 4,
+			.max_recv_wr = 4,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+	};
+
+	return ib_create_qp(t->pd, &init);
+}
+
+/* A QP in the error state flushes every receive posted to it. */
+static int t_to_error(struct ib_qp *qp)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+
+	return ib_modify_qp(qp, &a, IB_QP_STATE);
+}
+
+static int t_post_recv(struct ib_qp *qp, u64 wr_id)
+{
+	const struct ib_recv_wr wr = { .wr_id = wr_id };
+
+	return ib_post_recv(qp, &wr, NULL);
+}
+
+/* Wait until the CQ holds a completion, without consuming it. */
+static bool t_wait_nonempty(struct ib_cq *cq)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(T_WAIT_MS);
+
+	do {
+		if (ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+			return true;
+		usleep_range(200, 1000);
+	} while (time_before(jiffies, end));
+	return false;
+}
+
+/* The next completion within ms, or false. */
+static bool t_poll(struct ib_cq *cq, struct ib_wc *wc, unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+
+	do {
+		if (ib_poll_cq(cq, 1, wc) == 1)
+			return true;
+		usleep_range(200, 1000);
+	} while (time_before(jiffies, end));
+	return false;
+}
+
+static int t_setup(struct t_ctx *t)
+{
+	t->pd = ib_alloc_pd(t->dev, 0);
+	if (IS_ERR(t->pd))
+		return PTR_ERR(t->pd);
+	t->cq = ib_alloc_cq(t->dev, NULL, 16, 0, IB_POLL_DIRECT);
+	if (IS_ERR(t->cq))
+		return PTR_ERR(t->cq);
+	t->x = t_create_qp(t);
+	if (IS_ERR(t->x))
+		return PTR_ERR(t->x);
+	t->y = t_create_qp(t);
+	if (IS_ERR(t->y))
+		return PTR_ERR(t->y);
+	if (t_to_error(t->x) || t_to_error(t->y))
+		return -EINVAL;
+	return 0;
+}
+
+static void t_steps(struct t_ctx *t)
+{
+	struct ib_wc wc = {};
+	u32 x_num;
+	bool got;
+
+	t_report(t, !t_post_recv(t->x, 1) && t_wait_nonempty(t->cq),
+		 "x_flush_left_in_cq", "no flushed completion of x");
+	x_num = t->x->qp_num;
+	ib_destroy_qp(t->x);
+	t->x = NULL;
+	t->z = t_create_qp(t);
+	if (IS_ERR(t->z)) {
+		t_report(t, false, "z_created", "create_qp failed");
+		t->z = NULL;
+		return;
+	}
+	t_report(t, t->z->qp_num == x_num, "z_reuses_x_number",
+		 "z got another number: the case does not arise");
+	t_report(t, !t_post_recv(t->y, 2), "y_recv_posted", "post_recv failed");
+
+	got = t_poll(t->cq, &wc, T_WAIT_MS);
+	if (got && wc.wr_id == 1)
+		pr_err("x's completion delivered, wc->qp %s\n",
+		       wc.qp == t->z ? "z (the reused number)" : "other");
+	t_report(t, got && wc.wr_id == 2 && wc.qp == t->y &&
+		 wc.status == IB_WC_WR_FLUSH_ERR, "first_completion_is_y",
+		 "not y's flushed receive");
+	got = t_poll(t->cq, &wc, T_QUIET_MS);
+	if (got)
+		pr_err("extra completion wr_id %llu\n", wc.wr_id);
+	t_report(t, !got, "nothing_names_z", "a completion followed y's");
+}
+
+static void t_teardown(struct t_ctx *t)
+{
+	if (!IS_ERR_OR_NULL(t->z))
+		ib_destroy_qp(t->z);
+	if (!IS_ERR_OR_NULL(t->y))
+		ib_destroy_qp(t->y);
+	if (!IS_ERR_OR_NULL(t->x))
+		ib_destroy_qp(t->x);
+	if (!IS_ERR_OR_NULL(t->cq))
+		ib_free_cq(t->cq);
+	if (!IS_ERR_OR_NULL(t->pd))
+		ib_dealloc_pd(t->pd);
+}
+
+static int __init t_init(void)
+{
+	struct t_ctx t = {};
+	int err;
+
+	t.dev = ib_device_get_by_name(t_dev, RDMA_DRIVER_UNKNOWN);
+	if (!t.dev) {
+		pr_err("no RDMA device %s\n", t_dev);
+		return -ENODEV;
+	}
+	err = t_setup(&t);
+	t_report(&t, !err, "setup", "PD, CQ or QPs failed");
+	if (!err)
+		t_steps(&t);
+	t_teardown(&t);
+	ib_device_put(t.dev);
+	return t.failed ? -EIO : 0;
+}
+
+static void __exit t_exit(void)
+{
+}
+
+module_init(t_init);
+module_exit(t_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("sroce test: kernel CQs and reused QP numbers");
