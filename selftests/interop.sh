@@ -8,7 +8,8 @@
 # ibv_ud_pingpong and ibv_srq_pingpong with their data check; perftest
 # SEND, RDMA WRITE, RDMA READ and atomic bandwidth and latency over RC, SEND
 # over UD (bandwidth, latency) and UC, RDMA WRITE over UC; rping over rdma_cm with every buffer
-# verified - over the IPv4-mapped and the IPv6 GIDs.  Then the packets on
+# verified - over the IPv4-mapped and the IPv6 GIDs; RC recovery across
+# drivers with 2 % of one side's packets lost.  Then the packets on
 # the wire: guest a captures RC, UD and rdma_cm traffic with dumpcap and
 # tshark must decode every frame as RoCE v2 (BTH over UDP 4791) without a
 # malformed packet or an expert warning.  Servers run in guest a, clients
@@ -20,6 +21,7 @@
 . "$(dirname "$0")/lib/ktap.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 . "$(dirname "$0")/lib/rdma_tools.sh"
+. "$(dirname "$0")/lib/netem.sh"
 . "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
@@ -205,6 +207,26 @@ t_wire_decodes_as_roce_v2() {
 	[ ${#failed[@]} -eq 0 ] || fail "${failed[*]} (capture: $CAP)"
 }
 
+# ---- recovery across drivers ------------------------------------------------
+
+# 2 % of the RoCE packets guest b sends are lost (selftests/lib/netem.sh):
+# the requester in b retransmits what its peer's responder NAKs or never
+# ACKed, and that peer is the other driver.  selftests/run runs this suite
+# with the drivers both ways round, so each driver recovers from the
+# other's losses: RDMA WRITE data, READ requests and the responses' ACKs,
+# verified SENDs.
+t_netem_loss() {
+	local port failed=()
+	port=$(port_of 25)
+	netem_begin loss 2%
+	rt_sides_pair ipv4 || fail "no GID"
+	rt_perf "$KTAP_CASE.write" "$port" bw ib_write_bw -s 65536 -n 10 || failed+=("ib_write_bw -s 65536")
+	rt_perf "$KTAP_CASE.read" $((port + 2)) bw ib_read_bw -s 65536 -n 10 || failed+=("ib_read_bw -s 65536")
+	rt_pingpong "$KTAP_CASE.pingpong" $((port + 4)) -c -s 4097 -n 50 || failed+=("ibv_rc_pingpong -c -s 4097")
+	netem_seen 50 || failed+=("netem saw too few packets")
+	[ ${#failed[@]} -eq 0 ] || fail "under netem loss 2%: ${failed[*]}"
+}
+
 # Arguments name a subset of the cases (the first one is always run).
 CASES=(
 	t_gids_and_wire
@@ -228,6 +250,7 @@ CASES=(
 	t_uc_write_bw
 	t_rping
 	t_rping_ipv6
+	t_netem_loss
 	t_wire_decodes_as_roce_v2
 )
 if [ $# -gt 0 ]; then

@@ -15,6 +15,7 @@
 . "$(dirname "$0")/lib/ktap.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 . "$(dirname "$0")/lib/rdma_tools.sh"
+. "$(dirname "$0")/lib/netem.sh"
 . "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
@@ -105,32 +106,6 @@ t_perf_send_bw_ipv6()	{ perf 28 ipv6 bw ib_send_bw -s 65536 -n 20; }
 
 # ---- netem on guest b's egress ----------------------------------------------
 
-# netem_on NETEM-ARGS...: degrade the RoCE v2 packets guest b sends to
-# queue pairs other than QP1: a prio qdisc at the root sends UDP to port 4791
-# (IPv4 and IPv6) whose BTH destination QP is not 1 through netem, all other
-# traffic (the tools' TCP exchange, rdma_cm's MADs on QP1, ARP/ND) through a
-# plain band.  So the cases measure the RC data path's recovery, not TCP's or
-# ib_cm's MAD retransmission timers (seconds each).
-netem_on() {
-	tc qdisc add dev "$IF" root handle 1: prio bands 3 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 &&
-	tc qdisc add dev "$IF" parent 1:3 handle 30: netem "$@" &&
-	# BTH bytes 4..7: reserved (8 bits), destination QP (24 bits)
-	tc filter add dev "$IF" parent 1: prio 1 protocol ip u32 \
-		match ip protocol 17 0xff match ip dport 4791 0xffff \
-		match u32 0x00000001 0x00ffffff at 32 flowid 1:2 &&
-	tc filter add dev "$IF" parent 1: prio 2 protocol ip u32 \
-		match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:3 &&
-	tc filter add dev "$IF" parent 1: prio 3 protocol ipv6 u32 \
-		match ip6 protocol 17 0xff match ip6 dport 4791 0xffff \
-		match u32 0x00000001 0x00ffffff at 52 flowid 1:2 &&
-	tc filter add dev "$IF" parent 1: prio 4 protocol ipv6 u32 \
-		match ip6 protocol 17 0xff match ip6 dport 4791 0xffff flowid 1:3
-}
-
-netem_off() {
-	tc qdisc del dev "$IF" root 2>/dev/null || true
-}
-
 # netem_case PORTSLOT NETEM-ARGS...: degrade b's egress (b runs the clients:
 # RDMA WRITE and SEND data, READ requests, ACKs of the server's messages),
 # then RDMA WRITE and SEND bandwidth at 64 KiB and 64 bytes,
@@ -139,25 +114,14 @@ netem_case() {
 	local port failed=()
 	port=$(port_of "$1")
 	shift
-	if [ "$SROCE_ROLE" = b ]; then
-		trap netem_off EXIT
-		netem_on "$@" || fail "cannot set up netem $*"
-		echo "guest b, $IF egress: RoCE v2 to QPs other than 1 through netem $*"
-	fi
-	tb_barrier "$KTAP_CASE.netem" 60 || fail "the peer did not get here"
+	netem_begin "$@"
 	rt_sides_pair ipv4 || fail "no GID"
 	rt_perf "$KTAP_CASE.write_65536" "$port" bw ib_write_bw -s 65536 -n 10 || failed+=("ib_write_bw -s 65536")
 	rt_perf "$KTAP_CASE.write_64" $((port + 2)) bw ib_write_bw -s 64 -n 50 || failed+=("ib_write_bw -s 64")
 	rt_perf "$KTAP_CASE.send_65536" $((port + 4)) bw ib_send_bw -s 65536 -n 10 || failed+=("ib_send_bw -s 65536")
 	rt_perf "$KTAP_CASE.send_64" $((port + 6)) bw ib_send_bw -s 64 -n 50 || failed+=("ib_send_bw -s 64")
 	rt_pingpong "$KTAP_CASE.pingpong" $((port + 8)) -c -s 4097 -n 50 || failed+=("ibv_rc_pingpong -c -s 4097")
-	if [ "$SROCE_ROLE" = b ]; then
-		local stats pkts
-		stats=$(tc -s qdisc show dev "$IF")
-		echo "$stats"
-		pkts=$(echo "$stats" | awk '/^qdisc netem/ { n = 1; next } n && $1 == "Sent" { print $4; exit }')
-		[ "${pkts:-0}" -gt 100 ] || failed+=("netem saw ${pkts:-no} packets: the filter does not catch the RoCE traffic")
-	fi
+	netem_seen 100 || failed+=("netem saw too few packets")
 	[ ${#failed[@]} -eq 0 ] || fail "under netem $*: ${failed[*]}"
 }
 
