@@ -17,45 +17,42 @@
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 OBJS=/sys/kernel/debug/sroce/objects
 KDIR_T=${SROCE_BUILD:-$SROCE_SRC/build}/ktest/$(uname -r)
-KO=$KDIR_T/sroce_frmr_test.ko
 
 objects() {		# KIND -> live count from debugfs
 	awk -v k="$1" '$1 == k { print $2 }' "$OBJS"
 }
 
-t_fast_reg_mr() {
-	[ -f "$KO" ] || skip "$KO not built (make ktests KDIR=...)"
-	tb_wait_port_active "$DEV" 30 || fail "$DEV not ACTIVE"
-	local mrs qps
+# ktest_load NAME STEPS [ARGS...]: load the test module NAME.ko (it runs
+# its steps at load time and fails to load if one failed), show its log,
+# expect STEPS steps passed, unload it, and find as many QPs and MRs as
+# before.
+ktest_load() {
+	local name=$1 steps=$2 ko=$KDIR_T/$1.ko mrs qps
+	shift 2
+	[ -f "$ko" ] || fail "$ko not built (make ktests KDIR=...)"
 	mrs=$(objects mrs)
 	qps=$(objects qps)
-	if ! insmod "$KO" dev="$DEV"; then
-		dmesg_since_case | grep sroce_frmr_test
-		fail "the fast-register steps failed"
+	if ! insmod "$ko" dev="$DEV" "$@"; then
+		dmesg_since_case | grep "$name"
+		fail "$name: a step failed"
 	fi
-	dmesg_since_case | grep sroce_frmr_test
-	expect_eq "$(dmesg_since_case | grep -c 'sroce_frmr_test: ok ')" 7 \
+	dmesg_since_case | grep "$name"
+	expect_eq "$(dmesg_since_case | grep -c "$name: ok ")" "$steps" \
 		"steps passed"
-	rmmod sroce_frmr_test
+	rmmod "$name"
 	expect_eq "$(objects mrs)" "$mrs" "MRs after the test"
 	expect_eq "$(objects qps)" "$qps" "QPs after the test"
+}
+
+t_fast_reg_mr() {
+	tb_wait_port_active "$DEV" 30 || fail "$DEV not ACTIVE"
+	ktest_load sroce_frmr_test 7
 }
 
 # A completion a destroyed kernel QP left in a shared CQ never names the QP
 # that reuses its number (selftests/kmod/sroce_cq_reuse_test.c).
 t_cq_outlives_reused_qpn() {
-	local ko=$KDIR_T/sroce_cq_reuse_test.ko qps
-	[ -f "$ko" ] || fail "$ko not built (make ktests KDIR=...)"
-	qps=$(objects qps)
-	if ! insmod "$ko" dev="$DEV"; then
-		dmesg_since_case | grep sroce_cq_reuse_test
-		fail "the CQ/QPN reuse steps failed"
-	fi
-	dmesg_since_case | grep sroce_cq_reuse_test
-	expect_eq "$(dmesg_since_case | grep -c 'sroce_cq_reuse_test: ok ')" 6 \
-		"steps passed"
-	rmmod sroce_cq_reuse_test
-	expect_eq "$(objects qps)" "$qps" "QPs after the test"
+	ktest_load sroce_cq_reuse_test 6
 }
 
 ktap_main t_fast_reg_mr t_cq_outlives_reused_qpn t_teardown_clean

@@ -21,6 +21,8 @@
 #include <linux/module.h>
 #include <rdma/ib_verbs.h>
 
+#include "ktest.h"
+
 static char *t_dev = "sroce0";
 module_param_named(dev, t_dev, charp, 0444);
 MODULE_PARM_DESC(dev, "RDMA device to test");
@@ -33,21 +35,8 @@ struct t_ctx {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *x, *y, *z;
-	int step;
-	int failed;
+	struct ktest_log log;
 };
-
-static void t_report(struct t_ctx *t, bool ok, const char *name,
-		     const char *why)
-{
-	t->step++;
-	if (ok) {
-		pr_info("ok %d %s\n", t->step, name);
-		return;
-	}
-	t->failed++;
-	pr_err("not ok %d %s: %s\n", t->step, name, why);
-}
 
 static struct ib_qp *t_create_qp(struct t_ctx *t)
 {
@@ -96,19 +85,6 @@ static bool t_wait_nonempty(struct ib_cq *cq)
 	return false;
 }
 
-/* The next completion within ms, or false. */
-static bool t_poll(struct ib_cq *cq, struct ib_wc *wc, unsigned int ms)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(ms);
-
-	do {
-		if (ib_poll_cq(cq, 1, wc) == 1)
-			return true;
-		usleep_range(200, 1000);
-	} while (time_before(jiffies, end));
-	return false;
-}
-
 static int t_setup(struct t_ctx *t)
 {
 	t->pd = ib_alloc_pd(t->dev, 0);
@@ -134,32 +110,33 @@ static void t_steps(struct t_ctx *t)
 	u32 x_num;
 	bool got;
 
-	t_report(t, !t_post_recv(t->x, 1) && t_wait_nonempty(t->cq),
-		 "x_flush_left_in_cq", "no flushed completion of x");
+	ktest_report(&t->log, !t_post_recv(t->x, 1) && t_wait_nonempty(t->cq),
+		     "x_flush_left_in_cq", "no flushed completion of x");
 	x_num = t->x->qp_num;
 	ib_destroy_qp(t->x);
 	t->x = NULL;
 	t->z = t_create_qp(t);
 	if (IS_ERR(t->z)) {
-		t_report(t, false, "z_created", "create_qp failed");
+		ktest_report(&t->log, false, "z_created", "create_qp failed");
 		t->z = NULL;
 		return;
 	}
-	t_report(t, t->z->qp_num == x_num, "z_reuses_x_number",
-		 "z got another number: the case does not arise");
-	t_report(t, !t_post_recv(t->y, 2), "y_recv_posted", "post_recv failed");
+	ktest_report(&t->log, t->z->qp_num == x_num, "z_reuses_x_number",
+		     "z got another number: the case does not arise");
+	ktest_report(&t->log, !t_post_recv(t->y, 2), "y_recv_posted",
+		     "post_recv failed");
 
-	got = t_poll(t->cq, &wc, T_WAIT_MS);
+	got = ktest_poll(t->cq, &wc, T_WAIT_MS);
 	if (got && wc.wr_id == 1)
 		pr_err("x's completion delivered, wc->qp %s\n",
 		       wc.qp == t->z ? "z (the reused number)" : "other");
-	t_report(t, got && wc.wr_id == 2 && wc.qp == t->y &&
-		 wc.status == IB_WC_WR_FLUSH_ERR, "first_completion_is_y",
-		 "not y's flushed receive");
-	got = t_poll(t->cq, &wc, T_QUIET_MS);
+	ktest_report(&t->log, got && wc.wr_id == 2 && wc.qp == t->y &&
+		     wc.status == IB_WC_WR_FLUSH_ERR, "first_completion_is_y",
+		     "not y's flushed receive");
+	got = ktest_poll(t->cq, &wc, T_QUIET_MS);
 	if (got)
 		pr_err("extra completion wr_id %llu\n", wc.wr_id);
-	t_report(t, !got, "nothing_names_z", "a completion followed y's");
+	ktest_report(&t->log, !got, "nothing_names_z", "a completion followed y's");
 }
 
 static void t_teardown(struct t_ctx *t)
@@ -187,12 +164,12 @@ static int __init t_init(void)
 		return -ENODEV;
 	}
 	err = t_setup(&t);
-	t_report(&t, !err, "setup", "PD, CQ or QPs failed");
+	ktest_report(&t.log, !err, "setup", "PD, CQ or QPs failed");
 	if (!err)
 		t_steps(&t);
 	t_teardown(&t);
 	ib_device_put(t.dev);
-	return t.failed ? -EIO : 0;
+	return t.log.failed ? -EIO : 0;
 }
 
 static void __exit t_exit(void)

@@ -25,6 +25,8 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
+#include "ktest.h"
+
 static char *t_dev = "sroce0";
 module_param_named(dev, t_dev, charp, 0444);
 MODULE_PARM_DESC(dev, "RDMA device to test");
@@ -47,34 +49,8 @@ struct t_ctx {
 	union ib_gid gid;
 	int gid_index;
 	u8 mac[ETH_ALEN];	/* the GID's netdev: the peer is this device */
-	int step;
-	int failed;
+	struct ktest_log log;
 };
-
-static void t_report(struct t_ctx *t, bool ok, const char *name,
-		     const char *why)
-{
-	t->step++;
-	if (ok) {
-		pr_info("ok %d %s\n", t->step, name);
-		return;
-	}
-	t->failed++;
-	pr_err("not ok %d %s: %s\n", t->step, name, why);
-}
-
-/* The next completion of cq, within T_WAIT_MS; false if none came. */
-static bool t_poll(struct ib_cq *cq, struct ib_wc *wc)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(T_WAIT_MS);
-
-	do {
-		if (ib_poll_cq(cq, 1, wc) == 1)
-			return true;
-		usleep_range(200, 1000);
-	} while (time_before(jiffies, end));
-	return false;
-}
 
 /* The next completion of cq has wr_id, status and (if successful) opcode. */
 static bool t_expect(struct t_ctx *t, struct ib_cq *cq, u64 wr_id,
@@ -83,7 +59,7 @@ static bool t_expect(struct t_ctx *t, struct ib_cq *cq, u64 wr_id,
 {
 	struct ib_wc wc = {};
 
-	if (!t_poll(cq, &wc)) {
+	if (!ktest_poll(cq, &wc, T_WAIT_MS)) {
 		pr_err("no completion for wr_id %llu\n", wr_id);
 		return false;
 	}
@@ -371,32 +347,34 @@ static void t_run(struct t_ctx *t)
 	u32 rkey;
 	int i;
 
-	t_report(t, t_register(t), "reg_mr", "IB_WR_REG_MR failed");
+	ktest_report(&t->log, t_register(t), "reg_mr",
+		     "IB_WR_REG_MR failed");
 	/* the MR's addresses are the buffer's (no DMA device: virtual) */
 	across = t->mr->iova + PAGE_SIZE - T_MSG_LEN / 2;
 	for (i = 0; i < T_MSG_LEN; i++)
 		t->src[i] = 0x40 + i;
-	t_report(t, t_rdma(t, IB_WR_RDMA_WRITE, t->mr->rkey, across,
-			   IB_WC_SUCCESS) && t_same(at, 0x40, T_MSG_LEN),
-		 "write_across_pages", "WRITE failed or data differs");
+	ktest_report(&t->log, t_rdma(t, IB_WR_RDMA_WRITE, t->mr->rkey, across,
+				     IB_WC_SUCCESS) && t_same(at, 0x40, T_MSG_LEN),
+		     "write_across_pages", "WRITE failed or data differs");
 	for (i = 0; i < T_MSG_LEN; i++)
 		at[i] = 0x90 + i;
-	t_report(t, t_rdma(t, IB_WR_RDMA_READ, t->mr->rkey, across,
-			   IB_WC_SUCCESS) && t_same(t->src, 0x90, T_MSG_LEN),
-		 "read_across_pages", "READ failed or data differs");
+	ktest_report(&t->log, t_rdma(t, IB_WR_RDMA_READ, t->mr->rkey, across,
+				     IB_WC_SUCCESS) && t_same(t->src, 0x90, T_MSG_LEN),
+		     "read_across_pages", "READ failed or data differs");
 	rkey = t->mr->rkey;
-	t_report(t, t_send_inv(t, rkey), "send_with_inv",
-		 "SEND_WITH_INV not reported as invalidating");
-	t_report(t, t_register(t) && t->mr->rkey != rkey &&
-		 t_rdma(t, IB_WR_RDMA_WRITE, t->mr->rkey, across,
-			IB_WC_SUCCESS),
-		 "reregister_next_key", "second registration unusable");
+	ktest_report(&t->log, t_send_inv(t, rkey), "send_with_inv",
+		     "SEND_WITH_INV not reported as invalidating");
+	ktest_report(&t->log, t_register(t) && t->mr->rkey != rkey &&
+		     t_rdma(t, IB_WR_RDMA_WRITE, t->mr->rkey, across,
+			    IB_WC_SUCCESS),
+		     "reregister_next_key", "second registration unusable");
 	rkey = t->mr->rkey;
-	t_report(t, t_local_inv(t, rkey), "local_inv", "LOCAL_INV failed");
+	ktest_report(&t->log, t_local_inv(t, rkey), "local_inv",
+		     "LOCAL_INV failed");
 	memset(at, 0, T_MSG_LEN);
-	t_report(t, t_rdma(t, IB_WR_RDMA_WRITE, rkey, across,
-			   IB_WC_REM_ACCESS_ERR) && !memchr_inv(at, 0, T_MSG_LEN),
-		 "invalidated_key_refused", "WRITE through an invalidated key");
+	ktest_report(&t->log, t_rdma(t, IB_WR_RDMA_WRITE, rkey, across,
+				     IB_WC_REM_ACCESS_ERR) && !memchr_inv(at, 0, T_MSG_LEN),
+		     "invalidated_key_refused", "WRITE through an invalidated key");
 }
 
 static int __init t_init(void)
@@ -418,8 +396,8 @@ static int __init t_init(void)
 	ib_device_put(t.dev);
 	if (err)
 		return err;
-	pr_info("%d steps, %d failed\n", t.step, t.failed);
-	return t.failed ? -EIO : 0;
+	pr_info("%d steps, %d failed\n", t.log.step, t.log.failed);
+	return t.log.failed ? -EIO : 0;
 }
 
 static void __exit t_exit(void)
