@@ -3,8 +3,8 @@
  * Queue pairs: the control path (create, modify with the IB state machine,
  * query, destroy), the shared SQ and RQ rings, and finding a QP by number.
  * RC, UC, UD and the GSI QP (QP1, for ib_core's MAD layer).  Work
- * requests are posted in kernel/post.c and executed by the engine of
- * kernel/exec.c.
+ * requests are posted in kernel/dp/post.c and executed by the engine of
+ * kernel/dp/exec.c.
  *
  * Rings.  Each QP has an SQ and an RQ ring (kernel/queue.h) of struct
  * sroce_send_wqe and struct sroce_recv_wqe slots; a user QP's rings are
@@ -57,7 +57,6 @@
 #include "device.h"
 #include "dp/exec.h"
 #include "dp/net.h"
-#include "dp/post.h"
 #include "obj/mcast.h"
 #include "obj/qp.h"
 #include "obj/res.h"
@@ -646,8 +645,6 @@ const struct ib_device_ops sroce_qp_ops = {
 	.modify_qp = sroce_qp_modify,
 	.query_qp = sroce_qp_query,
 	.destroy_qp = sroce_qp_destroy,
-	.post_send = sroce_post_send,
-	.post_recv = sroce_post_recv,
 	.fill_res_qp_entry = sroce_res_fill_qp,
 
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
