@@ -5,9 +5,9 @@
  * attach_mcast adds a UD QP to a group, named by its GID: the IPv4-mapped
  * or IPv6 multicast address its datagrams are sent to.  The first QP of a
  * device to attach to a group joins it at the IP level on the device's
- * netdev (sroce_net_mcast()), so the host reports the membership, the NIC
- * accepts the frames and IP hands them to port 4791; the last one to
- * detach leaves it.  A datagram to the multicast QPN (0xFFFFFF) goes to
+ * netdev (sroce_exec_mcast_join()), so the host reports the membership,
+ * the NIC accepts the frames and IP hands them to port 4791; the last one
+ * to detach leaves it.  A datagram to the multicast QPN (0xFFFFFF) goes to
  * every QP attached to the group of its destination address, each getting
  * its own clone (datagram QPs only read the packet).
  *
@@ -27,7 +27,6 @@
 #include "dev_limits.h"
 #include "device.h"
 #include "dp/exec.h"
-#include "dp/net.h"
 #include "obj/mcast.h"
 #include "obj/qp.h"
 
@@ -95,7 +94,7 @@ sroce_mcast_create(struct sroce_dev *sdev, const struct in6_addr *addr)
 	if (!g)
 		return ERR_PTR(-ENOMEM);
 	g->addr = *addr;
-	err = sroce_net_mcast(sdev->ndev, addr, true);
+	err = sroce_exec_mcast_join(sdev->ndev, addr, true);
 	if (err) {
 		kfree(g);
 		return ERR_PTR(err);
@@ -124,7 +123,7 @@ static void sroce_mcast_remove(struct sroce_dev *sdev,
 	if (!empty)
 		return;
 	/* leaving can only fail if the netdev's IP state is gone already */
-	sroce_net_mcast(sdev->ndev, &g->addr, false);
+	sroce_exec_mcast_join(sdev->ndev, &g->addr, false);
 	kfree(g);
 	sdev->mcast_count--;
 	sroce_obj_put(SROCE_OBJ_MCAST);

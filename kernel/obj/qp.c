@@ -56,7 +56,6 @@
 #include "dev_limits.h"
 #include "device.h"
 #include "dp/exec.h"
-#include "dp/net.h"
 #include "obj/mcast.h"
 #include "obj/qp.h"
 #include "obj/res.h"
@@ -365,7 +364,7 @@ static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&ref->released);
 	kfree_rcu(ref, rcu);
 	sroce_exec_cleanup(qp);
-	sroce_net_forget_route(qp);
+	sroce_exec_forget_route(qp);
 
 	sroce_queue_cleanup(&qp->rq);
 	sroce_queue_cleanup(&qp->sq);
@@ -544,7 +543,7 @@ static void sroce_qp_apply(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 	}
 	/* the route depends on the addresses and, through ECMP, the flow */
 	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
-		sroce_net_forget_route(qp);
+		sroce_exec_forget_route(qp);
 	/* The engine resets, starts or flushes for the new state. */
 	if (mask & IB_QP_STATE) {
 		enum ib_qp_state cur = qp->state;
