@@ -14,9 +14,11 @@
  * Locking: mcast_mutex serialises attach, detach and QP destruction (which
  * detaches what the consumer left attached) and is held across the IP
  * join, which sleeps.  mcast_lock, taken with BHs off, guards the lists
- * the receive path reads in softirq.  The lists hold QP numbers, not
- * pointers: delivery takes a counted reference by number
- * (sroce_qp_get()), so a QP being destroyed is simply not found.
+ * the receive path reads in softirq; it reads them only through
+ * sroce_mcast_members(), which copies a group's QP numbers out under the
+ * lock.  The lists hold QP numbers, not pointers: delivery takes a counted
+ * reference by number (sroce_qp_get()), so a QP being destroyed is simply
+ * not found.
  */
 #include <linux/list.h>
 #include <linux/skbuff.h>
@@ -57,6 +59,8 @@ static struct sroce_mcast_group *sroce_mcast_find(struct sroce_dev *sdev,
 {
 	struct sroce_mcast_group *g;
 
+	lockdep_assert(lockdep_is_held(&sdev->mcast_mutex) ||
+		       lockdep_is_held(&sdev->mcast_lock));
 	list_for_each_entry(g, &sdev->mcast_groups, node)
 		if (ipv6_addr_equal(&g->addr, addr))
 			return g;
@@ -199,6 +203,35 @@ void sroce_mcast_qp_gone(struct sroce_qp *qp)
 	mutex_unlock(&sdev->mcast_mutex);
 }
 
+/**
+ * sroce_mcast_members - the QPs attached to a group, for the receive path
+ * @sdev: the device
+ * @addr: the group's address (IPv4-mapped for IPv4)
+ * @qpn: filled with the QP numbers
+ *
+ * Takes mcast_lock with BHs off, so any context but hard interrupt.  The
+ * numbers are a snapshot: a QP may detach or be destroyed right after, so
+ * the caller looks each one up (sroce_qp_get()) and skips those it does
+ * not find, and a QP that attaches right after misses this datagram.
+ *
+ * Return: how many numbers were copied, 0 if no QP of sdev is attached.
+ */
+u32 sroce_mcast_members(struct sroce_dev *sdev, const struct in6_addr *addr,
+			u32 qpn[SROCE_MAX_MCAST_QP_ATTACH])
+{
+	struct sroce_mcast_group *g;
+	u32 nr = 0;
+
+	spin_lock_bh(&sdev->mcast_lock);
+	g = sroce_mcast_find(sdev, addr);
+	if (g) {
+		nr = g->nr;
+		memcpy(qpn, g->qpn, nr * sizeof(qpn[0]));
+	}
+	spin_unlock_bh(&sdev->mcast_lock);
+	return nr;
+}
+
 /* The group a datagram was sent to: its destination IP address. */
 static void sroce_mcast_dest(const struct sk_buff *skb, struct in6_addr *addr)
 {
@@ -218,21 +251,13 @@ static void sroce_mcast_dest(const struct sk_buff *skb, struct in6_addr *addr)
 void sroce_mcast_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	u32 qpn[SROCE_MAX_MCAST_QP_ATTACH];
-	struct sroce_mcast_group *g;
 	struct in6_addr addr;
 	struct sk_buff *copy;
 	struct sroce_qp *qp;
-	u32 i, nr = 0;
+	u32 i, nr;
 
 	sroce_mcast_dest(skb, &addr);
-	spin_lock_bh(&sdev->mcast_lock);
-	g = sroce_mcast_find(sdev, &addr);
-	if (g) {
-		nr = g->nr;
-		memcpy(qpn, g->qpn, nr * sizeof(qpn[0]));
-	}
-	spin_unlock_bh(&sdev->mcast_lock);
-
+	nr = sroce_mcast_members(sdev, &addr, qpn);
 	for (i = 0; i < nr; i++) {
 		qp = sroce_qp_get(sdev, qpn[i]);
 		if (!qp)
