@@ -56,8 +56,8 @@
 #include "debugfs.h"
 #include "device.h"
 #include "dp/exec.h"
+#include "dp/mcast_rx.h"
 #include "dp/net.h"
-#include "obj/mcast.h"
 #include "obj/qp.h"
 
 /* Any non-zero encap_type makes UDP hand datagrams to encap_rcv. */

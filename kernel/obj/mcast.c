@@ -232,53 +232,6 @@ u32 sroce_mcast_members(struct sroce_dev *sdev, const struct in6_addr *addr,
 	return nr;
 }
 
-/* The group a datagram was sent to: its destination IP address. */
-static void sroce_mcast_dest(const struct sk_buff *skb, struct in6_addr *addr)
-{
-	if (skb->protocol == htons(ETH_P_IP))
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr, addr);
-	else
-		*addr = ipv6_hdr(skb)->daddr;
-}
-
-/**
- * sroce_mcast_deliver - hand a datagram to every QP of its group
- * @sdev: the device it arrived on
- * @skb: the datagram, as sroce_exec_rx() takes it; consumed
- *
- * Softirq.
- */
-void sroce_mcast_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
-{
-	u32 qpn[SROCE_MAX_MCAST_QP_ATTACH];
-	struct in6_addr addr;
-	struct sk_buff *copy;
-	struct sroce_qp *qp;
-	u32 i, nr;
-
-	sroce_mcast_dest(skb, &addr);
-	nr = sroce_mcast_members(sdev, &addr, qpn);
-	for (i = 0; i < nr; i++) {
-		qp = sroce_qp_get(sdev, qpn[i]);
-		if (!qp)
-			continue;
-		copy = i + 1 < nr ? skb_clone(skb, GFP_ATOMIC) : skb;
-		if (copy) {
-			sroce_exec_rx(qp, copy);
-			if (copy == skb)
-				skb = NULL;
-		} else {
-			sroce_drop_count(SROCE_DROP_NO_MEM);
-		}
-		sroce_qp_put(qp);
-	}
-	if (skb) {
-		if (!nr)
-			sroce_drop_count(SROCE_DROP_NO_MCAST);
-		kfree_skb(skb);
-	}
-}
-
 const struct ib_device_ops sroce_mcast_ops = {
 	.attach_mcast = sroce_mcast_attach,
 	.detach_mcast = sroce_mcast_detach,

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SROCE_MCAST_RX_H
+#define SROCE_MCAST_RX_H
+
+struct sk_buff;
+struct sroce_dev;
+
+void sroce_mcast_deliver(struct sroce_dev *sdev, struct sk_buff *skb);
+
+#endif /* SROCE_MCAST_RX_H */
