@@ -21,7 +21,8 @@
 #include "obj/qp.h"
 
 /* The group a datagram was sent to: its destination IP address. */
-static void sroce_mcast_dest(const struct sk_buff *skb, struct in6_addr *addr)
+static void sroce_mcast_rx_dest(const struct sk_buff *skb,
+				struct in6_addr *addr)
 {
 	if (skb->protocol == htons(ETH_P_IP))
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr, addr);
@@ -30,13 +31,14 @@ static void sroce_mcast_dest(const struct sk_buff *skb, struct in6_addr *addr)
 }
 
 /**
- * sroce_mcast_deliver - hand a datagram to every QP of its group
+ * sroce_mcast_rx_deliver - hand a datagram to every QP of its group
  * @sdev: the device it arrived on
  * @skb: the datagram, as sroce_exec_rx() takes it; consumed
  *
- * Softirq.
+ * Softirq.  Counted as no_mcast_group if no QP of sdev is attached to
+ * the group, no_mem for each QP a clone could not be made for.
  */
-void sroce_mcast_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
+void sroce_mcast_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	u32 qpn[SROCE_MAX_MCAST_QP_ATTACH];
 	struct in6_addr addr;
@@ -44,7 +46,7 @@ void sroce_mcast_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
 	struct sroce_qp *qp;
 	u32 i, nr;
 
-	sroce_mcast_dest(skb, &addr);
+	sroce_mcast_rx_dest(skb, &addr);
 	nr = sroce_mcast_members(sdev, &addr, qpn);
 	for (i = 0; i < nr; i++) {
 		qp = sroce_qp_get(sdev, qpn[i]);

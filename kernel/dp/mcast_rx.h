@@ -5,6 +5,7 @@
 struct sk_buff;
 struct sroce_dev;
 
-void sroce_mcast_deliver(struct sroce_dev *sdev, struct sk_buff *skb);
+/* A datagram to the multicast QPN, to every QP of its group; softirq. */
+void sroce_mcast_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb);
 
 #endif /* SROCE_MCAST_RX_H */

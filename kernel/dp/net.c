@@ -191,7 +191,7 @@ static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
 		return;
 	}
 	if (sroce_bth_qpn(skb->data) == SROCE_QPN_MULTICAST) {
-		sroce_mcast_deliver(sdev, skb);
+		sroce_mcast_rx_deliver(sdev, skb);
 		return;
 	}
 	qp = sroce_qp_get(sdev, sroce_bth_qpn(skb->data));

@@ -7,9 +7,9 @@
  * device to attach to a group joins it at the IP level on the device's
  * netdev (sroce_exec_mcast_join()), so the host reports the membership,
  * the NIC accepts the frames and IP hands them to port 4791; the last one
- * to detach leaves it.  A datagram to the multicast QPN (0xFFFFFF) goes to
- * every QP attached to the group of its destination address, each getting
- * its own clone (datagram QPs only read the packet).
+ * to detach leaves it.  The receive path hands a datagram to the
+ * multicast QPN (0xFFFFFF) to every QP attached to the group of its
+ * destination address (kernel/dp/mcast_rx.c).
  *
  * Locking: mcast_mutex serialises attach, detach and QP destruction (which
  * detaches what the consumer left attached) and is held across the IP
@@ -21,7 +21,6 @@
  * not found.
  */
 #include <linux/list.h>
-#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <net/ipv6.h>
 
