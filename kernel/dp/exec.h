@@ -52,8 +52,8 @@ void sroce_exec_exit(void);
 
 /*
  * The objects' other ways into the data path.  kernel/obj/ includes no
- * dp/ header but this one: what a verb needs from the transmit and
- * receive paths is declared here.
+ * dp/ header but this one (userspace/tests/layers_test.cc checks it):
+ * what a verb needs from the transmit and receive paths is declared here.
  */
 struct in6_addr;
 struct net_device;
