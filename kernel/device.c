@@ -23,6 +23,7 @@
 #include "debugfs.h"
 #include "device.h"
 #include "dp/net.h"
+#include "dp/post.h"
 #include "obj/ah.h"
 #include "obj/cq.h"
 #include "obj/mcast.h"
@@ -110,7 +111,7 @@ static void sroce_device_init_ibdev(struct sroce_dev *sdev,
 	sdev->port_state = SROCE_PORT_DOWN;
 }
 
-/* Each object type contributes its own ib_device_ops. */
+/* Each object type, and posting (kernel/dp/post.c), contributes its own ops. */
 static const struct ib_device_ops *const sroce_device_ops[] = {
 	&sroce_verbs_ops,
 	&sroce_queue_ops,
@@ -121,6 +122,7 @@ static const struct ib_device_ops *const sroce_device_ops[] = {
 	&sroce_ah_ops,
 	&sroce_mcast_ops,
 	&sroce_srq_ops,
+	&sroce_post_ops,
 };
 
 static void sroce_device_set_ops(struct ib_device *ibdev)

@@ -540,3 +540,15 @@ void sroce_exec_exit(void)
 {
 	destroy_workqueue(sroce_wq);
 }
+
+/* The objects' hooks into the transmit path (exec.h); net.c does the work. */
+void sroce_exec_forget_route(struct sroce_qp *qp)
+{
+	sroce_net_forget_route(qp);
+}
+
+int sroce_exec_mcast_join(struct net_device *ndev,
+			  const struct in6_addr *group, bool join)
+{
+	return sroce_net_mcast(ndev, group, join);
+}

@@ -50,4 +50,27 @@ void sroce_exec_cleanup(struct sroce_qp *qp);
 int sroce_exec_init(void);
 void sroce_exec_exit(void);
 
+/*
+ * The objects' other ways into the data path.  kernel/obj/ includes no
+ * dp/ header but this one (userspace/tests/layers_test.cc checks it):
+ * what a verb needs from the transmit and receive paths is declared here.
+ */
+struct in6_addr;
+struct net_device;
+
+/*
+ * The QP's address vector or destination QP changed, or the QP goes away:
+ * the transmit path drops the route it cached for it.  qp->mutex held, or
+ * the QP quiesced (sroce_exec_quiesce()) and no longer reachable.
+ */
+void sroce_exec_forget_route(struct sroce_qp *qp);
+/*
+ * Join (join true) or leave an IP multicast group on ndev at the RoCE v2
+ * UDP endpoint, so the host reports the membership and IP delivers the
+ * group's datagrams to it.  Process context, sleeps (RTNL); the caller's
+ * device holds the endpoint.  0 or a negative errno.
+ */
+int sroce_exec_mcast_join(struct net_device *ndev,
+			  const struct in6_addr *group, bool join);
+
 #endif /* SROCE_EXEC_H */

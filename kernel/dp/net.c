@@ -56,8 +56,8 @@
 #include "debugfs.h"
 #include "device.h"
 #include "dp/exec.h"
+#include "dp/mcast_rx.h"
 #include "dp/net.h"
-#include "obj/mcast.h"
 #include "obj/qp.h"
 
 /* Any non-zero encap_type makes UDP hand datagrams to encap_rcv. */
@@ -191,7 +191,7 @@ static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
 		return;
 	}
 	if (sroce_bth_qpn(skb->data) == SROCE_QPN_MULTICAST) {
-		sroce_mcast_deliver(sdev, skb);
+		sroce_mcast_rx_deliver(sdev, skb);
 		return;
 	}
 	qp = sroce_qp_get(sdev, sroce_bth_qpn(skb->data));

@@ -12,7 +12,7 @@
  * context, completion handlers in softirq or hard interrupt included, hence
  * the spinlock with interrupts disabled; it serialises posters, and the
  * engine reads the producer with an acquire load as it does for a provider.
- * An SRQ's ring (kernel/srq.h) takes kernel receives the same way.
+ * An SRQ's ring (kernel/obj/srq.h) takes kernel receives the same way.
  *
  * A QP attached to an SRQ has no RQ: its post_recv fails with EINVAL.
  */
@@ -170,8 +170,8 @@ static int sroce_post_send_one(struct sroce_qp *qp,
 	return 0;
 }
 
-int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad_wr)
+static int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			   const struct ib_send_wr **bad_wr)
 {
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
 	unsigned long flags;
@@ -222,8 +222,8 @@ static int sroce_post_recv_one(struct sroce_queue *q, u32 max_sge,
 	return 0;
 }
 
-int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		    const struct ib_recv_wr **bad_wr)
+static int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad_wr)
 {
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
 	unsigned long flags;
@@ -265,8 +265,9 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
  * ring directly and has no reason to come here.  An SRQ needs no doorbell:
  * its WQEs are taken when messages arrive.
  */
-int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
-			const struct ib_recv_wr **bad_wr)
+static int sroce_post_srq_recv(struct ib_srq *ibsrq,
+			       const struct ib_recv_wr *wr,
+			       const struct ib_recv_wr **bad_wr)
 {
 	struct sroce_srq *srq = to_sroce_srq(ibsrq);
 	unsigned long flags;
@@ -287,3 +288,10 @@ int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	spin_unlock_irqrestore(&srq->post_lock, flags);
 	return err;
 }
+
+/* kernel/device.c registers these next to the objects' own ops. */
+const struct ib_device_ops sroce_post_ops = {
+	.post_send = sroce_post_send,
+	.post_recv = sroce_post_recv,
+	.post_srq_recv = sroce_post_srq_recv,
+};

@@ -4,11 +4,7 @@
 
 #include <rdma/ib_verbs.h>
 
-int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad_wr);
-int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		    const struct ib_recv_wr **bad_wr);
-int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
-			const struct ib_recv_wr **bad_wr);
+/* post_send, post_recv and post_srq_recv; kernel/device.c registers them. */
+extern const struct ib_device_ops sroce_post_ops;
 
 #endif /* SROCE_POST_H */

@@ -5,21 +5,22 @@
  * attach_mcast adds a UD QP to a group, named by its GID: the IPv4-mapped
  * or IPv6 multicast address its datagrams are sent to.  The first QP of a
  * device to attach to a group joins it at the IP level on the device's
- * netdev (sroce_net_mcast()), so the host reports the membership, the NIC
- * accepts the frames and IP hands them to port 4791; the last one to
- * detach leaves it.  A datagram to the multicast QPN (0xFFFFFF) goes to
- * every QP attached to the group of its destination address, each getting
- * its own clone (datagram QPs only read the packet).
+ * netdev (sroce_exec_mcast_join()), so the host reports the membership,
+ * the NIC accepts the frames and IP hands them to port 4791; the last one
+ * to detach leaves it.  The receive path hands a datagram to the
+ * multicast QPN (0xFFFFFF) to every QP attached to the group of its
+ * destination address (kernel/dp/mcast_rx.c).
  *
  * Locking: mcast_mutex serialises attach, detach and QP destruction (which
  * detaches what the consumer left attached) and is held across the IP
  * join, which sleeps.  mcast_lock, taken with BHs off, guards the lists
- * the receive path reads in softirq.  The lists hold QP numbers, not
- * pointers: delivery takes a counted reference by number
- * (sroce_qp_get()), so a QP being destroyed is simply not found.
+ * the receive path reads in softirq; it reads them only through
+ * sroce_mcast_members(), which copies a group's QP numbers out under the
+ * lock.  The lists hold QP numbers, not pointers: delivery takes a counted
+ * reference by number (sroce_qp_get()), so a QP being destroyed is simply
+ * not found.
  */
 #include <linux/list.h>
-#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <net/ipv6.h>
 
@@ -27,7 +28,6 @@
 #include "dev_limits.h"
 #include "device.h"
 #include "dp/exec.h"
-#include "dp/net.h"
 #include "obj/mcast.h"
 #include "obj/qp.h"
 
@@ -58,6 +58,8 @@ static struct sroce_mcast_group *sroce_mcast_find(struct sroce_dev *sdev,
 {
 	struct sroce_mcast_group *g;
 
+	lockdep_assert(lockdep_is_held(&sdev->mcast_mutex) ||
+		       lockdep_is_held(&sdev->mcast_lock));
 	list_for_each_entry(g, &sdev->mcast_groups, node)
 		if (ipv6_addr_equal(&g->addr, addr))
 			return g;
@@ -95,7 +97,7 @@ sroce_mcast_create(struct sroce_dev *sdev, const struct in6_addr *addr)
 	if (!g)
 		return ERR_PTR(-ENOMEM);
 	g->addr = *addr;
-	err = sroce_net_mcast(sdev->ndev, addr, true);
+	err = sroce_exec_mcast_join(sdev->ndev, addr, true);
 	if (err) {
 		kfree(g);
 		return ERR_PTR(err);
@@ -124,7 +126,7 @@ static void sroce_mcast_remove(struct sroce_dev *sdev,
 	if (!empty)
 		return;
 	/* leaving can only fail if the netdev's IP state is gone already */
-	sroce_net_mcast(sdev->ndev, &g->addr, false);
+	sroce_exec_mcast_join(sdev->ndev, &g->addr, false);
 	kfree(g);
 	sdev->mcast_count--;
 	sroce_obj_put(SROCE_OBJ_MCAST);
@@ -200,59 +202,33 @@ void sroce_mcast_qp_gone(struct sroce_qp *qp)
 	mutex_unlock(&sdev->mcast_mutex);
 }
 
-/* The group a datagram was sent to: its destination IP address. */
-static void sroce_mcast_dest(const struct sk_buff *skb, struct in6_addr *addr)
-{
-	if (skb->protocol == htons(ETH_P_IP))
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr, addr);
-	else
-		*addr = ipv6_hdr(skb)->daddr;
-}
-
 /**
- * sroce_mcast_deliver - hand a datagram to every QP of its group
- * @sdev: the device it arrived on
- * @skb: the datagram, as sroce_exec_rx() takes it; consumed
+ * sroce_mcast_members - the QPs attached to a group, for the receive path
+ * @sdev: the device
+ * @addr: the group's address (IPv4-mapped for IPv4)
+ * @qpn: filled with the QP numbers
  *
- * Softirq.
+ * Takes mcast_lock with BHs off, so any context but hard interrupt.  The
+ * numbers are a snapshot: a QP may detach or be destroyed right after, so
+ * the caller looks each one up (sroce_qp_get()) and skips those it does
+ * not find, and a QP that attaches right after misses this datagram.
+ *
+ * Return: how many numbers were copied, 0 if no QP of sdev is attached.
  */
-void sroce_mcast_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
+u32 sroce_mcast_members(struct sroce_dev *sdev, const struct in6_addr *addr,
+			u32 qpn[SROCE_MAX_MCAST_QP_ATTACH])
 {
-	u32 qpn[SROCE_MAX_MCAST_QP_ATTACH];
 	struct sroce_mcast_group *g;
-	struct in6_addr addr;
-	struct sk_buff *copy;
-	struct sroce_qp *qp;
-	u32 i, nr = 0;
+	u32 nr = 0;
 
-	sroce_mcast_dest(skb, &addr);
 	spin_lock_bh(&sdev->mcast_lock);
-	g = sroce_mcast_find(sdev, &addr);
+	g = sroce_mcast_find(sdev, addr);
 	if (g) {
 		nr = g->nr;
 		memcpy(qpn, g->qpn, nr * sizeof(qpn[0]));
 	}
 	spin_unlock_bh(&sdev->mcast_lock);
-
-	for (i = 0; i < nr; i++) {
-		qp = sroce_qp_get(sdev, qpn[i]);
-		if (!qp)
-			continue;
-		copy = i + 1 < nr ? skb_clone(skb, GFP_ATOMIC) : skb;
-		if (copy) {
-			sroce_exec_rx(qp, copy);
-			if (copy == skb)
-				skb = NULL;
-		} else {
-			sroce_drop_count(SROCE_DROP_NO_MEM);
-		}
-		sroce_qp_put(qp);
-	}
-	if (skb) {
-		if (!nr)
-			sroce_drop_count(SROCE_DROP_NO_MCAST);
-		kfree_skb(skb);
-	}
+	return nr;
 }
 
 const struct ib_device_ops sroce_mcast_ops = {

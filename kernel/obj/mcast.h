@@ -4,12 +4,16 @@
 
 #include <rdma/ib_verbs.h>
 
-struct sk_buff;
+#include "dev_limits.h"
+
+struct in6_addr;
 struct sroce_dev;
 struct sroce_qp;
 
-void sroce_mcast_deliver(struct sroce_dev *sdev, struct sk_buff *skb);
 void sroce_mcast_qp_gone(struct sroce_qp *qp);
+/* The receive path's view of the groups; mcast.c states the locking. */
+u32 sroce_mcast_members(struct sroce_dev *sdev, const struct in6_addr *addr,
+			u32 qpn[SROCE_MAX_MCAST_QP_ATTACH]);
 
 void sroce_mcast_dev_init(struct sroce_dev *sdev);
 void sroce_mcast_dev_cleanup(struct sroce_dev *sdev);

@@ -3,8 +3,8 @@
  * Queue pairs: the control path (create, modify with the IB state machine,
  * query, destroy), the shared SQ and RQ rings, and finding a QP by number.
  * RC, UC, UD and the GSI QP (QP1, for ib_core's MAD layer).  Work
- * requests are posted in kernel/post.c and executed by the engine of
- * kernel/exec.c.
+ * requests are posted in kernel/dp/post.c and executed by the engine of
+ * kernel/dp/exec.c.
  *
  * Rings.  Each QP has an SQ and an RQ ring (kernel/queue.h) of struct
  * sroce_send_wqe and struct sroce_recv_wqe slots; a user QP's rings are
@@ -59,8 +59,6 @@
 #include "dev_limits.h"
 #include "device.h"
 #include "dp/exec.h"
-#include "dp/net.h"
-#include "dp/post.h"
 #include "obj/cq.h"
 #include "obj/mcast.h"
 #include "obj/qp.h"
@@ -385,7 +383,7 @@ static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&ref->released);
 	kfree_rcu(ref, rcu);
 	sroce_exec_cleanup(qp);
-	sroce_net_forget_route(qp);
+	sroce_exec_forget_route(qp);
 	if (!qp->user)
 		sroce_qp_discard_cqes(qp);
 	xa_erase(&sdev->qp_xa, ibqp->qp_num);
@@ -567,7 +565,7 @@ static void sroce_qp_apply(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 	}
 	/* the route depends on the addresses and, through ECMP, the flow */
 	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
-		sroce_net_forget_route(qp);
+		sroce_exec_forget_route(qp);
 	/* The engine resets, starts or flushes for the new state. */
 	if (mask & IB_QP_STATE) {
 		enum ib_qp_state cur = qp->state;
@@ -668,8 +666,6 @@ const struct ib_device_ops sroce_qp_ops = {
 	.modify_qp = sroce_qp_modify,
 	.query_qp = sroce_qp_query,
 	.destroy_qp = sroce_qp_destroy,
-	.post_send = sroce_post_send,
-	.post_recv = sroce_post_recv,
 	.fill_res_qp_entry = sroce_res_fill_qp,
 
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),

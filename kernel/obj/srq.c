@@ -6,7 +6,7 @@
  * Ring.  An SRQ is one shared ring of struct sroce_recv_wqe slots
  * (kernel/queue.h), sized and laid out as a QP's RQ: a user SRQ's ring is
  * mapped by the provider, which produces WQEs into it without system
- * calls; a kernel SRQ's ring is written by post_srq_recv (kernel/post.c).
+ * calls; a kernel SRQ's ring is written by post_srq_recv (kernel/dp/post.c).
  * The capacity and SGE count are rounded up to what the slots hold and
  * written back.  Only basic SRQs exist: XRC and tag-matching SRQs fail
  * with EOPNOTSUPP, and so does resizing (IB_SRQ_MAX_WR in modify_srq).
@@ -38,7 +38,6 @@
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
-#include "dp/post.h"
 #include "obj/srq.h"
 #include "verbs.h"
 
@@ -235,7 +234,6 @@ const struct ib_device_ops sroce_srq_ops = {
 	.modify_srq = sroce_srq_modify,
 	.query_srq = sroce_srq_query,
 	.destroy_srq = sroce_srq_destroy,
-	.post_srq_recv = sroce_post_srq_recv,
 
 	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
 };
