@@ -145,8 +145,9 @@ prof_stop() {
 	kill -INT "$PROF_PID"
 	wait "$PROF_PID" || rc=$?
 	PROF_PID=
-	# perf exits with 130 after SIGINT on some versions
+	# perf record exits with 130 (128 + SIGINT) after SIGINT
 	[ "$rc" = 0 ] || [ "$rc" = 130 ] || { tb_log "perf record exited $rc"; return 1; }
+	rc=0
 	command perf report -i "$PROF_DATA" --stdio --no-children -g none \
 		--sort comm,dso,symbol --percent-limit 0.1 \
 		>"$PROF_DIR/$1.report.txt" 2>"$PROF_DIR/$1.report.log" || rc=1
