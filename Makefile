@@ -14,8 +14,11 @@
 #   make check-debug     the guest suites on a KASAN/lockdep/kmemleak 6.1
 #                        kernel (built once, cached: 1-2 h; not in CI;
 #                        SUITES="device pair" limits the suites)
-#   make bench           sroce vs rdma_rxe vs TCP in QEMU guests (~15 min;
-#                        BENCH_ARGS="-k 6.12 --runs 5 --quick ...")
+#   make bench           sroce vs rdma_rxe vs TCP in QEMU guests, kernel 6.1
+#                        (~16 min measured; BENCH_ARGS="-k all": 6.1 and 6.12,
+#                        ~32 min estimated; "--quick": ~8 min, "-k all --quick":
+#                        16 min measured on a loaded host; also
+#                        --runs N, --profile FIGURE; Documentation/benchmarks.md)
 #
 # The kernel-side rules live in Kbuild.  Each kernel is built in its own
 # shadow tree under build/kmod/<release>/ so builds for several kernels do not

@@ -32,9 +32,19 @@
 #   BENCH_BW_SIZES ("64 4096 65536 1048576"), BENCH_Q4 (1),
 #   BENCH_SCALE (100: percent of the default iteration counts),
 #   BENCH_TCP_SECS (3), BENCH_TOOLS (directory with tcp_pingpong),
-#   BENCH_LIMIT (90: seconds a tool may run)
+#   BENCH_LIMIT (90: seconds a tool may run),
+#   BENCH_PROFILE (empty: a run name without .rROUND, e.g.
+#   sroce.ib_write_lat.2.q1: `perf record -e cpu-clock -a -g` in this guest
+#   during that run in every round; $SROCE_LOGDIR/profile/RUN.report.txt
+#   (perf report --stdio, flat) and RUN.folded (perf script folded by
+#   scripts/bench-fold), made in the guest while the module is loaded so
+#   that its symbols resolve through /proc/kallsyms),
+#   BENCH_PROFILE_FREQ (499: samples per second and vCPU)
 
 set -u
+# One compound command: bash parses the whole script before running it, so
+# editing it during a run is safe.
+{
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 RT_OUT=$SROCE_LOGDIR/raw
 RT_LIMIT=${BENCH_LIMIT:-90}
@@ -49,6 +59,9 @@ TCP_SECS=${BENCH_TCP_SECS:-3}
 Q4=${BENCH_Q4:-1}
 TOOLS=${BENCH_TOOLS:-$SROCE_BUILD/userspace/tools}
 CPULOG=$SROCE_LOGDIR/cpu.txt
+PROFILE=${BENCH_PROFILE:-}
+PROF_FREQ=${BENCH_PROFILE_FREQ:-499}
+PROF_DIR=$SROCE_LOGDIR/profile
 FAILED=0
 PORT=20000
 
@@ -100,17 +113,73 @@ sides() {
 	fi
 }
 
+# prof_start NAME: start perf recording the whole guest (TCG has no PMU:
+# the cpu-clock software event) and wait until it records
+PROF_PID=
+prof_start() {
+	local data=/tmp/bench-prof.$1.data i
+	PROF_DATA=$data
+	rm -f "$data"
+	sysctl -qw kernel.perf_event_paranoid=-1 kernel.kptr_restrict=0
+	command perf record -q -N -e cpu-clock -F "$PROF_FREQ" -a -g -o "$data" \
+		>"$PROF_DIR/$1.record.log" 2>&1 &
+	PROF_PID=$!
+	# perf writes the file's header once its events are open
+	for ((i = 0; i < 600; i++)); do
+		[ -s "$data" ] && break
+		kill -0 "$PROF_PID" 2>/dev/null || break
+		_tb_nap 0.1
+	done
+	if ! kill -0 "$PROF_PID" 2>/dev/null; then
+		tb_log "FAILED: perf record did not start (see profile/$1.record.log)"
+		PROF_PID=
+		return 1
+	fi
+	_tb_nap 1
+}
+
+# prof_stop NAME: stop perf, write the flat report and the folded stacks
+prof_stop() {
+	local rc=0
+	[ -n "$PROF_PID" ] || return 1
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID" || rc=$?
+	PROF_PID=
+	# perf record exits with 130 (128 + SIGINT) after SIGINT
+	[ "$rc" = 0 ] || [ "$rc" = 130 ] || { tb_log "perf record exited $rc"; return 1; }
+	rc=0
+	command perf report -i "$PROF_DATA" --stdio --no-children -g none \
+		--sort comm,dso,symbol --percent-limit 0.1 \
+		>"$PROF_DIR/$1.report.txt" 2>"$PROF_DIR/$1.report.log" || rc=1
+	command perf script -i "$PROF_DATA" -F comm,ip,sym,dso 2>"$PROF_DIR/$1.script.log" |
+		"$SROCE_SRC/scripts/bench-fold" >"$PROF_DIR/$1.folded" || rc=1
+	rm -f "$PROF_DATA"
+	if [ "$rc" != 0 ] || [ ! -s "$PROF_DIR/$1.folded" ]; then
+		tb_log "FAILED: no profile of $1 (see profile/$1.*.log)"
+		return 1
+	fi
+	tb_log "profile of $1: $(grep -c . "$PROF_DIR/$1.folded") stacks in profile/$1.folded"
+}
+
 # run NAME: run the rest of the arguments (an rt_* call), logging this
-# guest's busy jiffies over it; a failure is counted and the bench goes on
+# guest's busy jiffies over it; a failure is counted and the bench goes on.
+# NAME.rROUND = BENCH_PROFILE.rROUND: profiled.
 run() {
-	local name=$1 b0 rc=0
+	local name=$1 b0 rc=0 prof=0
 	shift
 	tb_log "$name"
+	if [ -n "$PROFILE" ] && [ "${name%.r*}" = "$PROFILE" ]; then
+		prof=1
+		prof_start "$name" || { FAILED=$((FAILED + 1)); prof=0; }
+	fi
 	busy
 	b0=$BUSY
 	"$@" || rc=$?
 	busy
 	echo "$name $((BUSY - b0))" >>"$CPULOG"
+	if [ "$prof" = 1 ]; then
+		prof_stop "$name" || FAILED=$((FAILED + 1))
+	fi
 	if [ "$rc" != 0 ]; then
 		tb_log "FAILED: $name (status $rc)"
 		FAILED=$((FAILED + 1))
@@ -118,7 +187,7 @@ run() {
 	PORT=$((PORT + 2))
 }
 
-perf() {		# DRIVER ROUND KIND TOOL SIZE QPS
+perf_run() {		# DRIVER ROUND KIND TOOL SIZE QPS
 	local drv=$1 r=$2 kind=$3 tool=$4 size=$5 q=$6 n args=()
 	if [ "$kind" = lat ]; then
 		n=$(iters lat)
@@ -165,12 +234,12 @@ rdma_set() {		# DRIVER ROUND
 	run "$name" rt_perf "$name" "$PORT" bw ib_write_bw -s 2 -n 20
 	for tool in ib_write_bw ib_send_bw ib_read_bw; do
 		for size in $BW_SIZES; do
-			perf "$drv" "$r" bw "$tool" "$size" 1
+			perf_run "$drv" "$r" bw "$tool" "$size" 1
 		done
 	done
-	[ "$Q4" = 1 ] && perf "$drv" "$r" bw ib_write_bw 65536 4
+	[ "$Q4" = 1 ] && perf_run "$drv" "$r" bw ib_write_bw 65536 4
 	for tool in ib_write_lat ib_send_lat ib_read_lat; do
-		perf "$drv" "$r" lat "$tool" 2 1
+		perf_run "$drv" "$r" lat "$tool" 2 1
 	done
 }
 
@@ -203,6 +272,7 @@ round_order() {
 }
 
 mkdir -p "$RT_OUT"
+[ -z "$PROFILE" ] || mkdir -p "$PROF_DIR"
 : >"$CPULOG"
 tb_log "bench: mode $MODE, kernel $SROCE_KVER, $(nproc) vCPUs, drivers: $DRIVERS, runs $RUNS, scale $SCALE%"
 # no device is set up by the bed (--no-link); make sure none is loaded
@@ -225,3 +295,5 @@ for ((r = 1; r <= RUNS; r++)); do
 done
 tb_log "bench: done, $FAILED failed step(s)"
 [ "$FAILED" = 0 ]
+exit
+}

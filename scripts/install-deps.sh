@@ -68,8 +68,9 @@ PACKAGES=(
 	build-essential cmake pkg-config python3
 	# unit tests, benchmarks
 	libgtest-dev googletest libbenchmark-dev
-	# make bench: the chart
-	gnuplot-nox
+	# make bench: the chart; perf for scripts/bench --profile (bookworm's
+	# linux-perf is perf 6.1; the guests run it on 6.1 and 6.12 alike)
+	gnuplot-nox linux-perf
 	# fuzzing
 	clang llvm lld
 )
