@@ -10,7 +10,7 @@
 #   make deb             Debian packages sroce-dkms and sroce-provider in
 #                        build/deb/ (scripts/mkdeb; Documentation/admin-guide.md)
 #   make check-packages  make deb + contents and lintian checks, then the
-#                        install test in a 6.1 guest (Documentation/testing.md)
+#                        install test in a 6.1 guest (~22 min; testing.md)
 #   make unit            build and run the userspace unit tests
 #   make microbench      run the protocol-core micro-benchmarks (core_bench)
 #   make demo            two QEMU guests with sroce devices (see README.md)
