@@ -7,6 +7,10 @@
 #   make KDIR=/path      build the module against other kernel headers
 #   make ktests          the test modules the guest suites load (KDIR= too)
 #   make install         install sroce.ko (updates/) and the provider (as root)
+#   make deb             Debian packages sroce-dkms and sroce-provider in
+#                        build/deb/ (scripts/mkdeb; Documentation/admin-guide.md)
+#   make check-packages  make deb + contents and lintian checks, then the
+#                        install test in a 6.1 guest (~22 min; testing.md)
 #   make unit            build and run the userspace unit tests
 #   make microbench      run the protocol-core micro-benchmarks (core_bench)
 #   make demo            two QEMU guests with sroce devices (see README.md)
@@ -35,12 +39,13 @@ krel = $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/gen
 kmod_dir = $(BUILD)/kmod/$(krel)
 
 .PHONY: all module ktests provider userspace unit microbench install \
-	install-module install-provider demo check check-debug bench clean help
+	install-module install-provider deb check-packages demo check check-debug \
+	bench clean help
 
 all: module provider
 
 help:
-	@sed -n '3,18p' Makefile
+	@sed -n '3,22p' Makefile
 
 module:
 	@test -n "$(krel)" || { echo "sroce: no kernel headers at $(KDIR);" \
@@ -96,6 +101,12 @@ install-module: module
 
 install-provider: provider
 	cmake --install $(BUILD)/userspace
+
+deb:
+	$(CURDIR)/scripts/mkdeb --lintian
+
+check-packages:
+	$(CURDIR)/scripts/check-packages
 
 demo:
 	$(CURDIR)/scripts/demo

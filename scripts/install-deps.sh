@@ -66,6 +66,8 @@ PACKAGES=(
 	libibverbs-dev librdmacm-dev tshark iperf3
 	# build
 	build-essential cmake pkg-config python3
+	# make deb: Debian packaging tools (scripts/mkdeb)
+	debhelper dh-dkms dkms lintian fakeroot dpkg-dev
 	# unit tests, benchmarks
 	libgtest-dev googletest libbenchmark-dev
 	# make bench: the chart; perf for scripts/bench --profile (bookworm's
