@@ -53,4 +53,23 @@ static inline void ib_mark_name_assigned_by_user(struct ib_device *ibdev)
 #define vm_flags_clear(vma, flags) ((vma)->vm_flags &= ~(flags))
 #endif
 
+/*
+ * A netdev that only hosts NAPI instances: allocated by alloc_netdev_dummy()
+ * since 6.10 (6.12 has it), which also frees with free_netdev(); before
+ * that (6.1) the caller allocated the struct and init_dummy_netdev() set
+ * it up.
+ */
+#ifdef SROCE_HAVE_ALLOC_NETDEV_DUMMY
+#define sroce_alloc_netdev_dummy() alloc_netdev_dummy(0)
+#define sroce_free_netdev_dummy(dev) free_netdev(dev)
+#else
+#define sroce_alloc_netdev_dummy() ({					\
+	struct net_device *__dev = kzalloc(sizeof(*__dev), GFP_KERNEL);	\
+	if (__dev)							\
+		init_dummy_netdev(__dev);				\
+	__dev;								\
+})
+#define sroce_free_netdev_dummy(dev) kfree(dev)
+#endif
+
 #endif /* SROCE_COMPAT_H */

@@ -8,6 +8,7 @@
 #include <linux/seq_file.h>
 
 #include "debugfs.h"
+#include "dp/loop.h"
 #include "obj/res.h"
 
 atomic_t sroce_objs[SROCE_OBJ_KINDS];
@@ -107,6 +108,7 @@ void sroce_debugfs_init(void)
 	debugfs_create_file("rx_drops", 0444, sroce_dir, NULL, &rx_drops_fops);
 	debugfs_create_file("tx_errors", 0444, sroce_dir, NULL, &tx_errors_fops);
 	debugfs_create_file("qps", 0444, sroce_dir, NULL, &qps_fops);
+	sroce_loop_debugfs(sroce_dir);
 }
 
 void sroce_debugfs_exit(void)

@@ -15,6 +15,7 @@
 #include "debugfs.h"
 #include "device.h"
 #include "dp/exec.h"
+#include "dp/loop.h"
 #include "version.h"
 
 static struct rdma_link_ops sroce_link_ops = {
@@ -26,6 +27,10 @@ static int __init sroce_init(void)
 {
 	int err;
 
+	/* before debugfs, which shows its counters */
+	err = sroce_loop_init();
+	if (err)
+		return err;
 	sroce_debugfs_init();
 	err = sroce_exec_init();
 	if (err)
@@ -41,6 +46,7 @@ err_exec:
 	sroce_exec_exit();
 err_debugfs:
 	sroce_debugfs_exit();
+	sroce_loop_exit();
 	return err;
 }
 
@@ -57,6 +63,7 @@ static void __exit sroce_exit(void)
 	sroce_device_exit();
 	sroce_exec_exit();
 	sroce_debugfs_exit();
+	sroce_loop_exit();
 	pr_info("unloaded\n");
 }
 

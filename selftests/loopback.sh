@@ -55,6 +55,113 @@ t_perf_send_bw()	{ perf 8 bw ib_send_bw -s 65536 -n 100; }
 t_perf_read_bw()	{ perf 9 bw ib_read_bw -s 65536 -n 100; }
 t_perf_write_lat()	{ perf 10 lat ib_write_lat -n 200; }
 
+# Same-host delivery (kernel/dp/loop.c): sroce hands a packet to an
+# address of this host straight to the receive path, past the IP stack and
+# the loopback device, and computes and checks the ICRC only when the
+# loopback_icrc module parameter asks for it.
+LOOP_STATS=/sys/kernel/debug/sroce/loopback
+LOOP_ICRC=/sys/module/sroce/parameters/loopback_icrc
+TRACE=/sys/kernel/tracing
+LOOP_EVENT=$TRACE/events/sroce/sroce_loopback_pkt
+
+loop_count() {		# NAME: a count of the loopback file
+	awk -v r="$1" '$1 == r { print $2 }' "$LOOP_STATS"
+}
+
+loop_drops() {		# REASON: the rx_drops count of REASON
+	awk -v r="$1" '$1 == r { print $2 }' /sys/kernel/debug/sroce/rx_drops
+}
+
+loop_ready() {		# ICRC: 0 or 1; the tracepoint on, its buffer empty
+	[ "${SROCE_DRIVER:?}" = sroce ] || skip "same-host shortcut of sroce only ($SROCE_DRIVER)"
+	[ -r "$LOOP_STATS" ] || fail "no $LOOP_STATS"
+	[ -d "$TRACE/events" ] || mount -t tracefs nodev "$TRACE" || fail "no tracefs"
+	[ -d "$LOOP_EVENT" ] || fail "no tracepoint sroce:sroce_loopback_pkt"
+	echo "$1" >"$LOOP_ICRC" || fail "cannot set loopback_icrc"
+	echo 0 >"$TRACE/tracing_on"
+	echo >"$TRACE/trace"
+	echo 1 >"$LOOP_EVENT/enable"
+	echo 1 >"$TRACE/tracing_on"
+	cat "$LOOP_STATS"
+}
+
+loop_done() {
+	echo 0 >"$LOOP_EVENT/enable"
+	echo 0 >"$LOOP_ICRC"
+}
+
+# TRACED ICRC: the buffer has events with icrc=ICRC and no others
+loop_traced() {
+	local n other
+	n=$(grep -c "sroce_loopback_pkt:.* icrc=$1\$" "$TRACE/trace" || :)
+	other=$(grep -c "sroce_loopback_pkt:.* icrc=$((1 - $1))\$" "$TRACE/trace" || :)
+	echo "event enable $(cat "$LOOP_EVENT/enable"), tracing_on $(cat "$TRACE/tracing_on"), $(grep -vc '^#' "$TRACE/trace" || :) lines"
+	grep -v '^#' "$TRACE/trace" | head -n 3
+	echo "tracepoint: $n events with icrc=$1, $other with icrc=$((1 - $1))"
+	[ "$n" -gt 0 ] || fail "sroce:sroce_loopback_pkt did not fire"
+	[ "$other" -eq 0 ] || fail "events with icrc=$((1 - $1))"
+}
+
+# A same-host ib_write_bw takes the shortcut: every packet is counted and
+# traced, and the loopback device carries only perftest's TCP exchange
+# (100 messages of 64 KiB are at least 1600 RoCE packets at any MTU).
+t_loop_shortcut_write_bw() {
+	local p0 p1 l0 l1 port
+	loop_ready 0
+	trap loop_done EXIT
+	p0=$(loop_count packets)
+	read -r l0 </sys/class/net/lo/statistics/tx_packets
+	port=$(port_of 12)
+	rt_sides_local ipv4 || fail "no GID"
+	rt_perf "$KTAP_CASE" "$port" bw ib_write_bw -s 65536 -n 100 || fail "ib_write_bw"
+	p1=$(loop_count packets)
+	read -r l1 </sys/class/net/lo/statistics/tx_packets
+	echo "shortcut: $((p1 - p0)) packets; lo: $((l1 - l0)) packets"
+	[ $((p1 - p0)) -ge 1600 ] || fail "only $((p1 - p0)) packets took the shortcut"
+	[ $((l1 - l0)) -lt 400 ] || fail "lo sent $((l1 - l0)) packets"
+	loop_traced 0
+}
+
+# With loopback_icrc=1 every same-host packet carries an ICRC and the
+# receive path checks it: the data arrives intact (ibv_rc_pingpong -c) and
+# no packet fails the check.
+loop_icrc_pp() {	# PORTSLOT FAMILY
+	local b0 p0 port
+	loop_ready 1
+	trap loop_done EXIT
+	b0=$(loop_drops bad_icrc)
+	p0=$(loop_count packets)
+	port=$(port_of "$1")
+	rt_sides_local "$2" || fail "no GID"
+	rt_pingpong "$KTAP_CASE" "$port" -c -s 4097 -n 200 || fail "ibv_rc_pingpong"
+	echo "shortcut: $(($(loop_count packets) - p0)) packets"
+	[ $(($(loop_count packets) - p0)) -ge 800 ] || fail "the shortcut was not taken"
+	[ "$(loop_drops bad_icrc)" = "$b0" ] || fail "bad_icrc: $b0 -> $(loop_drops bad_icrc)"
+	loop_traced 1
+}
+
+t_loop_icrc_ipv4()	{ loop_icrc_pp 13 ipv4; }
+t_loop_icrc_ipv6()	{ loop_icrc_pp 14 ipv6; }
+
+# With loopback_icrc=1 a packet corrupted after its ICRC was computed (the
+# debugfs test hook loopback_corrupt flips a bit in 5 packets) is caught:
+# exactly 5 more bad_icrc drops, and RC's retransmission still delivers
+# the data intact.
+t_loop_icrc_corrupt() {
+	local b0 n=5 port
+	LOOP_HOOK=/sys/kernel/debug/sroce/loopback_corrupt
+	loop_ready 1
+	trap 'echo 0 >"$LOOP_HOOK"; loop_done' EXIT
+	b0=$(loop_drops bad_icrc)
+	echo "$n" >"$LOOP_HOOK" || fail "no $LOOP_HOOK"
+	port=$(port_of 15)
+	rt_sides_local ipv4 || fail "no GID"
+	rt_pingpong "$KTAP_CASE" "$port" -c -s 4097 -n 200 || fail "ibv_rc_pingpong"
+	echo "bad_icrc: $b0 -> $(loop_drops bad_icrc); hook left: $(cat "$LOOP_HOOK")"
+	expect_eq "$(cat "$LOOP_HOOK")" 0 "corruptions left"
+	expect_eq "$(($(loop_drops bad_icrc) - b0))" "$n" "bad_icrc drops"
+}
+
 # Two devices in one kernel: the driver under test on both ends of a veth
 # pair (veth0 198.51.100.1, veth1 198.51.100.2, and IPv6).  Both addresses
 # are local, so veth1 must accept packets from a local source.
@@ -181,6 +288,10 @@ CASES=(
 	t_perf_send_bw
 	t_perf_read_bw
 	t_perf_write_lat
+	t_loop_shortcut_write_bw
+	t_loop_icrc_ipv4
+	t_loop_icrc_ipv6
+	t_loop_icrc_corrupt
 	t_two_devices_veth
 )
 if [ $# -gt 0 ]; then

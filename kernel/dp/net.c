@@ -21,10 +21,10 @@
  * add the UDP and IP headers sroce builds itself (so that every field the
  * ICRC covers is final before the ICRC is computed) and the ICRC, and hand
  * the packet to ip_local_out()/ip6_local_out().  A destination address of
- * this host routes through the loopback device, which delivers the packet
- * back to our own socket without touching the wire: that is how QPs of one
- * host, on the same device or on two, talk to each other.  Failures are
- * counted in /sys/kernel/debug/sroce/tx_errors.
+ * this host (a local route: how QPs of one host, on the same device or on
+ * two, talk to each other) skips the IP stack and goes to same-host
+ * delivery (dp/loop.c), which hands it to sroce_net_rx() in softirq.
+ * Failures are counted in /sys/kernel/debug/sroce/tx_errors.
  *
  * Locking: net_mutex serialises users and the socket pointers.  It is taken
  * from newlink and from dealloc_driver only, never under RTNL.  The data
@@ -56,6 +56,7 @@
 #include "debugfs.h"
 #include "device.h"
 #include "dp/exec.h"
+#include "dp/loop.h"
 #include "dp/mcast_rx.h"
 #include "dp/net.h"
 #include "obj/qp.h"
@@ -92,8 +93,10 @@ static struct net_device *sroce_net_rx_local_dev(struct sk_buff *skb)
 /*
  * The sroce device a datagram is for, with a reference, or NULL.  From the
  * wire that is the device of the netdev it arrived on.  A packet that one
- * device of this host sent to an address of this host was routed through
- * the loopback device, so there the destination address names the netdev.
+ * device of this host sent to an address of this host came through the
+ * loopback device or the same-host shortcut (which sets skb->dev to the
+ * loopback device), so there the destination address names the netdev, and
+ * that netdev must be up.
  */
 static struct ib_device *sroce_net_rx_ibdev(struct sk_buff *skb)
 {
@@ -105,7 +108,8 @@ static struct ib_device *sroce_net_rx_ibdev(struct sk_buff *skb)
 
 	rcu_read_lock();
 	ndev = sroce_net_rx_local_dev(skb);
-	if (ndev)
+	/* as the wire would not deliver to a netdev that is down */
+	if (ndev && netif_running(ndev))
 		ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
 	rcu_read_unlock();
 	return ibdev;
@@ -113,9 +117,11 @@ static struct ib_device *sroce_net_rx_ibdev(struct sk_buff *skb)
 
 /*
  * Make the datagram what sroce_exec_rx() expects: skb->data at the BTH,
- * linear, with a verified ICRC.  Returns false with the reason to drop it.
+ * linear, with a verified ICRC (unless @icrc is false: a same-host packet
+ * that was sent without one, see kernel/dp/loop.c).  Returns false with the
+ * reason to drop it.
  */
-static bool sroce_net_rx_valid(struct sk_buff *skb,
+static bool sroce_net_rx_valid(struct sk_buff *skb, bool icrc,
 			       enum sroce_drop_reason *why)
 {
 	enum sroce_icrc_status st;
@@ -138,6 +144,12 @@ static bool sroce_net_rx_valid(struct sk_buff *skb,
 	 */
 	if (skb_linearize(skb) || skb_unclone(skb, GFP_ATOMIC)) {
 		*why = SROCE_DROP_NO_MEM;
+		return false;
+	}
+	if (!icrc) {
+		if (skb->len >= SROCE_BTH_LEN + SROCE_ICRC_LEN)
+			return true;
+		*why = SROCE_DROP_RUNT;
 		return false;
 	}
 
@@ -177,7 +189,8 @@ static bool sroce_net_rx_bcast(const struct sk_buff *skb)
 	return rt && (rt->rt_flags & RTCF_BROADCAST);
 }
 
-static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
+static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb,
+				 bool icrc)
 {
 	enum sroce_drop_reason why;
 	struct sroce_qp *qp;
@@ -186,7 +199,7 @@ static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
 		sroce_net_rx_drop(skb, SROCE_DROP_BCAST);
 		return;
 	}
-	if (!sroce_net_rx_valid(skb, &why)) {
+	if (!sroce_net_rx_valid(skb, icrc, &why)) {
 		sroce_net_rx_drop(skb, why);
 		return;
 	}
@@ -240,21 +253,35 @@ bool sroce_net_rx_from_peer(struct sroce_qp *qp, const struct sk_buff *skb)
 	return false;
 }
 
-/*
- * UDP's encap_rcv, in softirq: skb->data is the UDP header, skb->len the UDP
- * length (more than the header alone), the UDP checksum has been verified
- * if it was not zero.  Always consumes the skb.
+/**
+ * sroce_net_rx - receive a RoCE v2 datagram
+ * @skb: skb->data at the UDP header, skb->len the UDP length (more than the
+ *	 header alone), the network header set, the IP header pulled
+ * @icrc: verify the ICRC; false only for a same-host packet sent without
+ *	  one (kernel/dp/loop.c)
+ *
+ * The common receive entry of the UDP sockets and of same-host delivery;
+ * in softirq.  Consumes the skb.
  */
-static int sroce_net_encap_rcv(struct sock *sk, struct sk_buff *skb)
+void sroce_net_rx(struct sk_buff *skb, bool icrc)
 {
 	struct ib_device *ibdev = sroce_net_rx_ibdev(skb);
 
 	if (!ibdev) {
 		sroce_net_rx_drop(skb, SROCE_DROP_NO_DEVICE);
-		return 0;
+		return;
 	}
-	sroce_net_rx_deliver(to_sroce_dev(ibdev), skb);
+	sroce_net_rx_deliver(to_sroce_dev(ibdev), skb, icrc);
 	ib_device_put(ibdev);
+}
+
+/*
+ * UDP's encap_rcv, in softirq: the UDP checksum has been verified if it was
+ * not zero.  Always consumes the skb.
+ */
+static int sroce_net_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	sroce_net_rx(skb, true);
 	return 0;
 }
 
@@ -490,6 +517,27 @@ static void sroce_net_put_icrc(struct sk_buff *skb)
 	sroce_icrc_store(bth + len - SROCE_ICRC_LEN, icrc);
 }
 
+/*
+ * A packet to an address of this host: finish it as ip_local_out() would
+ * (the IPv4 header checksum; the ICRC only if asked for) and hand it to
+ * same-host delivery instead.  Consumes the skb.
+ */
+static int sroce_net_xmit_local(struct sroce_qp *qp,
+				const struct sroce_qp_av *av,
+				struct sk_buff *skb)
+{
+	bool icrc = sroce_loop_icrc();
+
+	skb_dst_drop(skb);
+	if (av->v4)
+		ip_send_check(ip_hdr(skb));
+	if (icrc)
+		sroce_net_put_icrc(skb);
+	else
+		sroce_icrc_store(skb_tail_pointer(skb) - SROCE_ICRC_LEN, 0);
+	return sroce_loop_xmit(qp, skb, icrc);
+}
+
 static int sroce_net_tx_fail(struct sk_buff *skb, enum sroce_tx_error why,
 			     int err)
 {
@@ -572,6 +620,8 @@ int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 		sroce_net_push_ip4(skb, av, dst);
 	else
 		sroce_net_push_ip6(skb, av, dst);
+	if (sroce_loop_route_local(dst, av->v4))
+		return sroce_net_xmit_local(qp, av, skb);
 	sroce_net_put_icrc(skb);
 
 	/* The stack frees the skb whatever happens. */

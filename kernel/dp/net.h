@@ -25,7 +25,7 @@ int sroce_net_mcast(struct net_device *ndev, const struct in6_addr *group,
  * ICRC; NULL if out of memory.  sroce_net_xmit() adds the UDP and IP
  * headers for av (a connected QP's own &qp->av, whose route is kept, or a
  * UD datagram's address handle) and the ICRC, and sends the packet
- * (to the wire, or through the local stack to a device of this host).  It
+ * (to the wire, or to a device of this host through dp/loop.c).  It
  * consumes the skb; it returns 0 or a negative errno if the packet was
  * dropped (no route, no memory).  Both are called in process context with
  * qp->mutex held, which keeps the address vector stable.
@@ -44,7 +44,9 @@ int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 /* The QP's address vector or flow changed, or it goes away (qp->mutex). */
 void sroce_net_forget_route(struct sroce_qp *qp);
 
-/* Receive path: a connected QP takes packets from its peer only. */
+/* Receive path (softirq), see sroce_net_rx() in net.c. */
+void sroce_net_rx(struct sk_buff *skb, bool icrc);
+/* A connected QP takes packets from its peer only. */
 bool sroce_net_rx_from_peer(struct sroce_qp *qp, const struct sk_buff *skb);
 
 #endif /* SROCE_NET_H */
