@@ -50,6 +50,7 @@ static const char *const drop_names[SROCE_DROP_REASONS] = {
 	[SROCE_DROP_MCAST_CONN] = "mcast_to_rc_uc",
 	[SROCE_DROP_BAD_SRC] = "bad_src_addr",
 	[SROCE_DROP_BAD_DST] = "bad_dst_addr",
+	[SROCE_DROP_RX_BACKLOG] = "rx_backlog",
 };
 
 static const char *const tx_error_names[SROCE_TX_ERRORS] = {

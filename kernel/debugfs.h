@@ -46,6 +46,7 @@ enum sroce_drop_reason {
 	SROCE_DROP_MCAST_CONN,	/* RC, UC: sent to a multicast group */
 	SROCE_DROP_BAD_SRC,	/* RC, UC: not from the address vector's DGID */
 	SROCE_DROP_BAD_DST,	/* RC, UC: not to the QP's SGID */
+	SROCE_DROP_RX_BACKLOG,	/* the QP's or the device's backlog is full */
 	SROCE_DROP_REASONS,
 };
 

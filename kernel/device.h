@@ -40,6 +40,7 @@ struct sroce_dev {
 	spinlock_t mcast_lock;
 	struct list_head mcast_groups;
 	u32 mcast_count;
+	atomic_long_t rx_backlog;	/* bytes queued on QPs' rxq, dp/exec.c */
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)

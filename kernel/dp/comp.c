@@ -81,7 +81,7 @@ static void sroce_comp_pop(struct sroce_qp *qp, struct sroce_swqe *w,
 
 /**
  * sroce_comp_retire - complete finished WQEs from the oldest on
- * @qp: the QP; qp->mutex held
+ * @qp: the QP; qp->exec_lock held
  *
  * A WQE that failed completes with its status and puts the QP in error;
  * retiring stops there and the flush completes the rest.
@@ -380,7 +380,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp,
 void sroce_comp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 		       const struct sroce_pkt *pkt)
 {
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	switch (pkt->op->kind) {
 	case SROCE_KIND_ACK:
 		sroce_comp_ack(qp, pkt);
@@ -403,7 +403,7 @@ void sroce_comp_timeout(struct sroce_qp *qp)
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct sroce_req *req = &qp->req;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	/* SQD still retransmits the messages it is draining */
 	if ((state != IB_QPS_RTS && state != IB_QPS_SQD) ||
 	    req->una == req->snd_max || req->rnr_wait ||
@@ -416,24 +416,33 @@ void sroce_comp_timeout(struct sroce_qp *qp)
 
 void sroce_comp_rnr_done(struct sroce_qp *qp)
 {
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	if (timer_pending(&qp->req.rnr_timer))
 		return;
 	qp->req.rnr_wait = false;
 }
 
-/* Error state: every WQE not yet completed ends with WR_FLUSH_ERR. */
-void sroce_comp_flush(struct sroce_qp *qp)
+/*
+ * Error state: every WQE not yet completed ends with WR_FLUSH_ERR, at most
+ * budget of them per call, since userspace may keep posting.  Returns true
+ * if the budget ran out.
+ */
+bool sroce_comp_flush(struct sroce_qp *qp, int budget)
 {
 	struct sroce_req *req = &qp->req;
 	enum sroce_wc_status status;
 	struct sroce_swqe *w;
+	bool more = false;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	req->seen_producer = sroce_queue_peer_producer(&qp->sq);
 	for (;;) {
 		if (req->comp == req->fetched && !sroce_req_fetch(qp))
 			break;
+		if (budget-- <= 0) {
+			more = true;
+			break;
+		}
 		w = sroce_req_swqe(qp, req->comp);
 		/* a WQE that failed on its own reports why */
 		status = w->status != SROCE_WC_SUCCESS && w->started ?
@@ -443,4 +452,5 @@ void sroce_comp_flush(struct sroce_qp *qp)
 	req->cur = req->comp;
 	req->cur_off = 0;
 	req->rd_atomic = 0;
+	return more;
 }

@@ -17,6 +17,6 @@ void sroce_comp_fail(struct sroce_qp *qp, u32 idx,
 		     enum sroce_wc_status status);
 void sroce_comp_timeout(struct sroce_qp *qp);
 void sroce_comp_rnr_done(struct sroce_qp *qp);
-void sroce_comp_flush(struct sroce_qp *qp);
+bool sroce_comp_flush(struct sroce_qp *qp, int budget);
 
 #endif /* SROCE_COMP_H */

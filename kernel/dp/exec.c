@@ -3,28 +3,67 @@
  * Per-QP execution context.
  *
  * Everything a QP's data path does - transmitting requests, acting on ACKs
- * and responses, executing incoming requests, timers, flushing - runs in
- * one work item per QP on sroce_wq, with qp->mutex held.  A work item never
- * runs on two CPUs at once, and modify_qp takes the same mutex, so the
- * engine's state (struct sroce_req, struct sroce_resp, the WQE copies)
- * needs no other lock and sees the attributes change only between runs.
+ * and responses, executing incoming requests, timers, flushing - is "the
+ * engine", sroce_exec_run(), which runs with qp->exec_lock held (a spinlock
+ * taken with BHs off).  The lock makes runs of one QP mutually exclusive
+ * and modify_qp takes it too, so the engine's state (struct sroce_req,
+ * struct sroce_resp, the WQE copies) needs no other lock and sees the
+ * attributes change only between runs.  The engine never sleeps: it
+ * allocates with GFP_ATOMIC (a failure sets SROCE_EXEC_NOMEM, and the work
+ * item waits a tick before it runs again), takes only spinlocks and maps
+ * pages with kmap_local.
  *
- * Who wakes the work item:
- *  - the receive path (softirq) queues the skb on qp->rxq, sroce_exec_rx();
- *  - the doorbells: a kernel consumer's post_send/post_recv and a
- *    provider's empty POST_RECV command, sroce_exec_kick(); a provider's
- *    empty POST_SEND command runs the engine in its own system call if the
- *    QP is idle, sroce_exec_doorbell();
- *  - the retransmission and RNR timers (SROCE_EXEC_* event bits);
- *  - modify_qp, when the QP enters a state with work to do.
+ * Where it runs (run to completion).  Whoever brings the engine input
+ * runs it right there if nobody else is running it:
+ *  - the receive softirq, sroce_exec_rx(): the packet is queued on rxq and
+ *    processed at once, its ACK, READ response or completion included;
+ *  - a provider's send doorbell (sroce_exec_doorbell(), its system call)
+ *    and a kernel consumer's post_send, or post_recv in ERR
+ *    (sroce_exec_post(), unless called with interrupts off).
+ * A run is bounded (SROCE_EXEC_BUDGET_INLINE packets in and out, a flush
+ * as many WQEs; SROCE_EXEC_BUDGET in the work item); whatever is left, and
+ * whatever needs process context, goes to the QP's work item on sroce_wq,
+ * queued on a CPU chosen for the QP at creation (round robin over the
+ * online CPUs, so that the deferred work of several QPs spreads over the
+ * CPUs), sroce_exec_kick().  The work item is also what the retransmission
+ * and RNR timers, transmit completions (kernel/dp/tx.c) and modify_qp
+ * wake: timers fire in loss recovery only, where a wake-up is nothing next
+ * to the timeout, and a transmit completion may come inside
+ * sroce_net_xmit() with this CPU holding the lock.  A run that finds this CPU already running an engine
+ * (a completion handler posting, a packet delivered synchronously) does
+ * not nest: it defers to the work item.
+ *
+ * No lost wake-ups.  Whoever brings input (a packet on rxq, WQEs in a
+ * ring, an event bit) publishes it, sets SROCE_EXEC_PENDING, issues a full
+ * barrier and tries the lock.  A runner clears PENDING with a fully
+ * ordered test_and_clear_bit() after taking the lock and before it looks
+ * at any input; after dropping the lock it issues a full barrier and tests
+ * PENDING again, running once more if it is set (at most
+ * SROCE_EXEC_ROUNDS runs, then the work item takes over).  A producer
+ * whose trylock fails saw the lock held; the holder's unlock comes after
+ * that, and of "producer: store PENDING, barrier, load lock" and "holder:
+ * store unlock, barrier, load PENDING" at least one sees the other's
+ * store.  So either the holder sees PENDING and runs again, or the
+ * producer's trylock succeeds; and a run that cleared PENDING sees every
+ * input published before it was set.  The work item runs the same way,
+ * so a kick that finds the engine busy is not lost either.
+ *
+ * Lock order: qp->mutex (modify_qp) > qp->exec_lock > the locks the engine
+ * takes: srq->lock, cq->post_lock (and a CQ's comp_handler, as in an
+ * interrupt), mr->lock, mw->lock, the atomic lock of kernel/dp/resp.c,
+ * rxq's lock, and qp->kick_lock, innermost.  A kernel poster's post_lock is
+ * dropped before the engine runs.  The data path only ever trylocks
+ * exec_lock; spin_lock_bh() waits for it in modify_qp and destroy only,
+ * which hold nothing the engine takes.
  *
  * Lifetime.  The receive path and the multicast fan-out hold a QP reference
- * (sroce_qp_get()) while they queue, and so does every transmitted packet
- * until the stack frees it (kernel/tx.c, whose destructor may kick the work
- * just before it drops its reference); the timers hold none.  destroy_qp
- * cuts lookups off, then sroce_exec_quiesce() marks the QP dying, cancels
- * the work and shuts the timers down; then it waits for the references
- * (kernel/qp.c) and sroce_exec_cleanup() drops what is left on rxq.
+ * (sroce_qp_get()) while they queue and run, and so does every transmitted
+ * packet until the stack frees it (kernel/dp/tx.c, whose destructor may
+ * kick the work just before it drops its reference); the timers hold none.
+ * destroy_qp cuts lookups off, then sroce_exec_quiesce() marks the QP dying,
+ * waits for a run in progress, cancels the work and shuts the timers down;
+ * then it waits for the references (kernel/obj/qp.c) and
+ * sroce_exec_cleanup() drops what is left on rxq.
  *
  * Why nothing runs or is queued after destroy: sroce_exec_kick() tests
  * SROCE_EXEC_DYING and queues the work under qp->kick_lock, and
@@ -33,38 +72,47 @@
  * and the cancel that follows removes it or waits for its run - or takes
  * it afterwards, sees the bit and queues nothing.  There is no window in
  * between, whoever kicks (a reference holder about to put its reference, a
- * timer, the run requeueing itself).  The run in progress that the cancel
- * waits for can arm a timer, which the shutdown after the cancel stops; a
- * timer firing meanwhile only sets a bit.  So once sroce_exec_quiesce()
- * returns, no work item is queued or running and none can be queued again;
- * the reference holders still touch only rxq, the event bits and the
- * inflight count, which live in the QP that destroy_qp has not freed yet.
- * A provider's doorbell runs the engine in its own system call, which
- * ib_uverbs never lets overlap destroy_qp.
- *
- * A run is bounded (SROCE_EXEC_BUDGET packets in and out) and requeues
- * itself if work is left, so one busy QP cannot starve the others sharing
- * the workqueue's workers.
+ * timer, a run leaving work).  A run tests DYING after taking exec_lock,
+ * and quiesce takes and drops exec_lock once after setting the bit: a run
+ * that had the lock then has finished when quiesce gets it, and one that
+ * takes it later sees the bit and does nothing.  The runs that quiesce
+ * waited for can arm a timer, which the shutdown after the cancel stops;
+ * a timer firing meanwhile only sets a bit.  So once sroce_exec_quiesce()
+ * returns, no run is in progress or will start and no work item is queued
+ * or running; a runner past its unlock (the softirq of another CPU) still
+ * touches the event bits, and the reference holders rxq, the event bits
+ * and the inflight count, all in the QP that destroy_qp has not freed yet.
+ * A provider's doorbell runs in its own system call, which ib_uverbs never
+ * lets overlap destroy_qp, and a kernel consumer does not post to a QP it
+ * destroys.
  *
  * Affiliated asynchronous events (COMM_EST, the QP error events,
- * LAST_WQE_REACHED of a QP on an SRQ) are found
- * by the engine with qp->mutex held.  It only notes them in qp->ae_pending;
- * sroce_exec_dispatch() hands them to the QP's event handler after the
- * mutex is dropped, still inside the work item or the doorbell's system
- * call.  The engine runs in process context, so this is not about atomic
- * context (ib_uverbs' handler only takes a spinlock and allocates with
- * GFP_ATOMIC): a handler may call back into the verbs on the same QP - an
- * application moving it to ERR, rdma_cm's notify - and modify_qp takes
- * qp->mutex.  destroy_qp cancels the work item, which waits for a dispatch
- * in progress, and ib_uverbs does not destroy a QP while one of its system
- * calls runs, so no event reaches a destroyed QP.
+ * LAST_WQE_REACHED of a QP on an SRQ) are found by the engine with
+ * exec_lock held.  It only notes them in qp->ae_pending; sroce_exec_dispatch()
+ * hands them to the QP's event handler with no lock held, in process
+ * context: in the work item, which a run that noted one in softirq or for a
+ * kernel poster kicks, or in a provider's doorbell system call after its
+ * run.  A handler may sleep and call back into the verbs on the same QP -
+ * an application moving it to ERR, rdma_cm's notify - and modify_qp takes
+ * qp->mutex and exec_lock.  destroy_qp cancels the work item, which waits
+ * for a dispatch in progress, and ib_uverbs does not destroy a QP while one
+ * of its system calls runs, so no event reaches a destroyed QP.
+ *
+ * The receive backlog is bounded per QP (SROCE_EXEC_RXQ_MAX packets,
+ * SROCE_EXEC_RXQ_BYTES of truesize) and per device
+ * (SROCE_EXEC_DEV_BYTES); a packet beyond a bound is dropped and counted
+ * as rx_backlog.
  */
+#include <linux/cpumask.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
 #include <linux/skbuff.h>
 #include <linux/workqueue.h>
 
 #include "core/pkt.h"
 
 #include "debugfs.h"
+#include "device.h"
 #include "dp/comp.h"
 #include "dp/exec.h"
 #include "dp/net.h"
@@ -75,15 +123,32 @@
 #include "obj/qp.h"
 
 #define SROCE_EXEC_BUDGET	256	/* packets per run, each direction */
+#define SROCE_EXEC_BUDGET_INLINE 64	/* the same in softirq or a poster */
+#define SROCE_EXEC_ROUNDS	4	/* runs in the caller before deferring */
 #define SROCE_EXEC_RXQ_MAX	8192	/* queued packets before dropping */
+#define SROCE_EXEC_RXQ_BYTES	(8 << 20)	/* and queued bytes, per QP */
+#define SROCE_EXEC_DEV_BYTES	(64L << 20)	/* and per device */
 
 static struct workqueue_struct *sroce_wq;
+/* the CPU the next QP's work item is given */
+static atomic_t sroce_exec_next_cpu = ATOMIC_INIT(0);
+/* an engine runs on this CPU (BHs are off while it does) */
+static DEFINE_PER_CPU(unsigned int, sroce_exec_depth);
 
-/* Queue the work unless the QP is dying; see "Lifetime" above. */
+/*
+ * Queue the work unless the QP is dying; see "Lifetime" above.  On the
+ * QP's CPU if it is online; queue_work() picks another if not.
+ */
 static void sroce_exec_queue(struct sroce_qp *qp)
 {
+	int cpu = READ_ONCE(qp->exec_cpu);
+
 	lockdep_assert_held(&qp->kick_lock);
-	if (!test_bit(SROCE_EXEC_DYING, &qp->events))
+	if (test_bit(SROCE_EXEC_DYING, &qp->events))
+		return;
+	if (cpu_online(cpu))
+		queue_work_on(cpu, sroce_wq, &qp->work);
+	else
 		queue_work(sroce_wq, &qp->work);
 }
 
@@ -106,21 +171,53 @@ static void sroce_exec_mark_dying(struct sroce_qp *qp)
 	spin_unlock_irqrestore(&qp->kick_lock, flags);
 }
 
-void sroce_exec_rx(struct sroce_qp *qp, struct sk_buff *skb)
+/* Charge a received packet to the backlogs; false if one is full. */
+static bool sroce_exec_rxq_add(struct sroce_qp *qp, struct sk_buff *skb)
 {
-	if (skb_queue_len(&qp->rxq) >= SROCE_EXEC_RXQ_MAX) {
-		sroce_drop_count(SROCE_DROP_QP_STATE);
-		kfree_skb(skb);
-		return;
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	unsigned long flags;
+	bool ok = false;
+
+	if (atomic_long_add_return(skb->truesize, &sdev->rx_backlog) >
+	    SROCE_EXEC_DEV_BYTES)
+		goto out;
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	if (skb_queue_len(&qp->rxq) < SROCE_EXEC_RXQ_MAX &&
+	    qp->rxq_bytes + skb->truesize <= SROCE_EXEC_RXQ_BYTES) {
+		__skb_queue_tail(&qp->rxq, skb);
+		qp->rxq_bytes += skb->truesize;
+		ok = true;
 	}
-	skb_queue_tail(&qp->rxq, skb);
-	sroce_exec_kick(qp);
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+out:
+	if (!ok)
+		atomic_long_sub(skb->truesize, &sdev->rx_backlog);
+	return ok;
 }
 
-void sroce_exec_event(struct sroce_qp *qp, int bit)
+/* The oldest received packet, uncharged; NULL if there is none. */
+static struct sk_buff *sroce_exec_rxq_take(struct sroce_qp *qp)
 {
-	set_bit(bit, &qp->events);
-	sroce_exec_kick(qp);
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sk_buff *skb;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	skb = __skb_dequeue(&qp->rxq);
+	if (skb)
+		qp->rxq_bytes -= skb->truesize;
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	if (skb)
+		atomic_long_sub(skb->truesize, &sdev->rx_backlog);
+	return skb;
+}
+
+static void sroce_exec_rxq_purge(struct sroce_qp *qp)
+{
+	struct sk_buff *skb;
+
+	while ((skb = sroce_exec_rxq_take(qp)))
+		kfree_skb(skb);
 }
 
 static bool sroce_exec_can_receive(enum ib_qp_state state)
@@ -215,16 +312,16 @@ drop:
 }
 
 /* Process received packets; responses go to the completer. */
-static bool sroce_exec_rx_batch(struct sroce_qp *qp)
+static bool sroce_exec_rx_batch(struct sroce_qp *qp, int budget)
 {
 	struct sk_buff *skb;
 	int n;
 
-	for (n = 0; n < SROCE_EXEC_BUDGET; n++) {
+	for (n = 0; n < budget; n++) {
 		/* requests behind a READ being answered wait for it */
 		if (sroce_resp_busy(qp))
 			break;
-		skb = skb_dequeue(&qp->rxq);
+		skb = sroce_exec_rxq_take(qp);
 		if (!skb)
 			break;
 		sroce_exec_packet(qp, skb);
@@ -233,7 +330,7 @@ static bool sroce_exec_rx_batch(struct sroce_qp *qp)
 	/* a READ still being answered goes on when transmit has room */
 	if (sroce_resp_busy(qp))
 		return !sroce_tx_blocked(qp);
-	return !skb_queue_empty(&qp->rxq);
+	return !skb_queue_empty_lockless(&qp->rxq);
 }
 
 /*
@@ -257,15 +354,19 @@ static bool sroce_exec_idle(struct sroce_qp *qp)
 	return false;
 }
 
-static void sroce_exec_run(struct sroce_qp *qp)
+/*
+ * One bounded run of the engine.  Returns true if work is left for
+ * another run.  While it runs, user posters need no doorbell.
+ */
+static bool sroce_exec_run(struct sroce_qp *qp, int budget)
 {
 	enum ib_qp_state state;
 	bool more;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	atomic_andnot(SROCE_SQ_NEED_WAKEUP, sroce_queue_flags(&qp->sq));
 
-	more = sroce_exec_rx_batch(qp);
+	more = sroce_exec_rx_batch(qp, budget);
 	if (test_and_clear_bit(SROCE_EXEC_TIMEOUT, &qp->events))
 		sroce_comp_timeout(qp);
 	if (test_and_clear_bit(SROCE_EXEC_RNR, &qp->events))
@@ -273,21 +374,97 @@ static void sroce_exec_run(struct sroce_qp *qp)
 
 	state = READ_ONCE(qp->state);
 	if (state == IB_QPS_ERR) {
-		skb_queue_purge(&qp->rxq);
-		sroce_exec_flush(qp);
-		more = false;
+		sroce_exec_rxq_purge(qp);
+		more = sroce_exec_flush(qp, budget);
 	} else if (state == IB_QPS_RTS || state == IB_QPS_SQD) {
-		more |= sroce_req_run(qp, SROCE_EXEC_BUDGET);
+		more |= sroce_req_run(qp, budget);
 		if (state == IB_QPS_SQD && sroce_req_drain_done(qp) &&
 		    qp->en_sqd_async_notify)
 			sroce_exec_raise(qp, IB_EVENT_SQ_DRAINED);
 	} else if (state == IB_QPS_RESET) {
-		skb_queue_purge(&qp->rxq);
+		sroce_exec_rxq_purge(qp);
 		more = false;
 	}
+	/* no packet could be allocated: the work item retries after a tick */
+	if (test_bit(SROCE_EXEC_NOMEM, &qp->events))
+		return true;
+	return more || !sroce_exec_idle(qp);
+}
 
-	if (more || !sroce_exec_idle(qp))
+/*
+ * Take exec_lock and run once, unless someone holds it (they will see
+ * PENDING) or the QP is dying.  Returns false if it did not run; *more
+ * tells whether the run left work.
+ */
+static bool sroce_exec_try_run(struct sroce_qp *qp, int budget, bool *more)
+{
+	if (!spin_trylock_bh(&qp->exec_lock))
+		return false;
+	if (test_bit(SROCE_EXEC_DYING, &qp->events)) {
+		spin_unlock_bh(&qp->exec_lock);
+		return false;
+	}
+	/* fully ordered: the run sees all input published before PENDING */
+	test_and_clear_bit(SROCE_EXEC_PENDING, &qp->events);
+	__this_cpu_inc(sroce_exec_depth);
+	*more = sroce_exec_run(qp, budget);
+	__this_cpu_dec(sroce_exec_depth);
+	spin_unlock_bh(&qp->exec_lock);
+	return true;
+}
+
+/*
+ * Input is published: run the engine here if nobody else is running it,
+ * again while PENDING shows more input came meanwhile, then leave what is
+ * left to the work item (see "No lost wake-ups").  Returns true if events
+ * were noted for dispatch; the caller dispatches them or kicks.
+ */
+static bool sroce_exec_drive(struct sroce_qp *qp, int budget)
+{
+	bool more = false;
+	int round;
+
+	/* the caller's input is published before PENDING */
+	smp_mb__before_atomic();
+	set_bit(SROCE_EXEC_PENDING, &qp->events);
+	/* PENDING before the lock word is read; pairs with the unlock's */
+	smp_mb__after_atomic();
+	/* a run inside a run on this CPU would nest: defer */
+	if (this_cpu_read(sroce_exec_depth)) {
 		sroce_exec_kick(qp);
+		return false;
+	}
+	for (round = 0; round < SROCE_EXEC_ROUNDS; round++) {
+		if (!sroce_exec_try_run(qp, budget, &more))
+			break;
+		if (more)
+			break;
+		/* unlock before the PENDING load; pairs with the producer's */
+		smp_mb();
+		if (!test_bit(SROCE_EXEC_PENDING, &qp->events))
+			break;
+	}
+	if (more || round == SROCE_EXEC_ROUNDS)
+		sroce_exec_kick(qp);
+	return READ_ONCE(qp->ae_pending);
+}
+
+void sroce_exec_rx(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	if (!sroce_exec_rxq_add(qp, skb)) {
+		sroce_drop_count(SROCE_DROP_RX_BACKLOG);
+		kfree_skb(skb);
+		return;
+	}
+	/* events go to process context: the work item */
+	if (sroce_exec_drive(qp, SROCE_EXEC_BUDGET_INLINE))
+		sroce_exec_kick(qp);
+}
+
+void sroce_exec_event(struct sroce_qp *qp, int bit)
+{
+	set_bit(bit, &qp->events);
+	sroce_exec_kick(qp);
 }
 
 /* The order in which events noted together are delivered. */
@@ -302,20 +479,20 @@ static const enum ib_event_type sroce_exec_ae_order[] = {
 
 /**
  * sroce_exec_raise - note an affiliated asynchronous event of the QP
- * @qp: the QP; qp->mutex held
+ * @qp: the QP; qp->exec_lock held
  * @ev: a QP event, one of sroce_exec_ae_order[]
  *
- * Delivered by sroce_exec_dispatch() once the mutex is dropped (see the
- * head of the file).  An event noted again before delivery is delivered
+ * Delivered by sroce_exec_dispatch() in process context, with no lock
+ * held (see the head of the file).  An event noted again before delivery is delivered
  * once.
  */
 void sroce_exec_raise(struct sroce_qp *qp, enum ib_event_type ev)
 {
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	set_bit(ev, &qp->ae_pending);
 }
 
-/* Deliver the noted events; process context, qp->mutex not held. */
+/* Deliver the noted events; process context, no lock held. */
 static void sroce_exec_dispatch(struct sroce_qp *qp)
 {
 	struct ib_event ev = {
@@ -338,29 +515,65 @@ static void sroce_exec_dispatch(struct sroce_qp *qp)
 /*
  * A user's doorbell arrives in its own system call: run the engine right
  * there when nobody else is running it, which saves the wake-up of a worker
- * (most of a small message's latency) and costs nothing extra, since the run
- * is as bounded as the worker's and requeues the work item if work is left.
+ * (most of a small message's latency), and deliver what the run noted: the
+ * system call is process context and holds no lock.
  */
 void sroce_exec_doorbell(struct sroce_qp *qp)
 {
 	might_sleep();
-	if (test_bit(SROCE_EXEC_DYING, &qp->events) ||
-	    !mutex_trylock(&qp->mutex)) {
+	if (sroce_exec_drive(qp, SROCE_EXEC_BUDGET_INLINE))
+		sroce_exec_dispatch(qp);
+}
+
+/*
+ * A kernel consumer posted.  It may do so with interrupts off or in a hard
+ * interrupt, where BHs cannot be disabled: the work item runs then.  It may
+ * also hold locks its event handler takes, so events go to the work item.
+ */
+void sroce_exec_post(struct sroce_qp *qp)
+{
+	if (in_hardirq() || irqs_disabled()) {
 		sroce_exec_kick(qp);
 		return;
 	}
-	sroce_exec_run(qp);
-	mutex_unlock(&qp->mutex);
-	sroce_exec_dispatch(qp);
+	if (sroce_exec_drive(qp, SROCE_EXEC_BUDGET_INLINE))
+		sroce_exec_kick(qp);
 }
 
+/**
+ * sroce_exec_lock - hold the engine off, for modify_qp
+ * @qp: the QP; qp->mutex held
+ *
+ * Waits for a run in progress.  Input that arrives meanwhile finds the lock
+ * taken and leaves PENDING set, which sroce_exec_unlock() looks at.
+ */
+void sroce_exec_lock(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->mutex);
+	spin_lock_bh(&qp->exec_lock);
+}
+
+void sroce_exec_unlock(struct sroce_qp *qp)
+{
+	spin_unlock_bh(&qp->exec_lock);
+	/* unlock before the PENDING load, as a runner does */
+	smp_mb();
+	if (test_bit(SROCE_EXEC_PENDING, &qp->events))
+		sroce_exec_kick(qp);
+}
+
+/*
+ * The deferred run, in process context: what a run in the receive softirq
+ * or a poster's context left, timers, transmit completions, modify_qp.
+ */
 static void sroce_exec_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, work);
 
-	mutex_lock(&qp->mutex);
-	sroce_exec_run(qp);
-	mutex_unlock(&qp->mutex);
+	/* the last run could not allocate: give reclaim a tick */
+	if (test_and_clear_bit(SROCE_EXEC_NOMEM, &qp->events))
+		schedule_timeout_uninterruptible(1);
+	sroce_exec_drive(qp, SROCE_EXEC_BUDGET);
 	sroce_exec_dispatch(qp);
 }
 
@@ -373,7 +586,7 @@ static void sroce_exec_work(struct work_struct *work)
  */
 static void sroce_exec_enter_error(struct sroce_qp *qp)
 {
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	if (qp->ibqp.srq)
 		set_bit(SROCE_EXEC_LAST_WQE, &qp->events);
 	sroce_exec_kick(qp);
@@ -381,7 +594,7 @@ static void sroce_exec_enter_error(struct sroce_qp *qp)
 
 /**
  * sroce_exec_set_error - move the QP to the error state from the engine
- * @qp: the QP; qp->mutex held
+ * @qp: the QP; qp->exec_lock held
  *
  * For an error that a work completion reports (a requester's failed WQE, a
  * receive completed in error): no asynchronous event.  The work item
@@ -389,7 +602,7 @@ static void sroce_exec_enter_error(struct sroce_qp *qp)
  */
 void sroce_exec_set_error(struct sroce_qp *qp)
 {
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_ERR)
 		return;
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
@@ -398,7 +611,7 @@ void sroce_exec_set_error(struct sroce_qp *qp)
 
 /**
  * sroce_exec_set_error_event - the error state, reported by an event
- * @qp: the QP; qp->mutex held
+ * @qp: the QP; qp->exec_lock held
  * @ev: IB_EVENT_QP_FATAL, IB_EVENT_QP_REQ_ERR or IB_EVENT_QP_ACCESS_ERR
  *
  * For an error no work completion reports (IBTA 11.6.3.1): a request the
@@ -407,7 +620,7 @@ void sroce_exec_set_error(struct sroce_qp *qp)
  */
 void sroce_exec_set_error_event(struct sroce_qp *qp, enum ib_event_type ev)
 {
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_ERR)
 		return;
 	sroce_exec_raise(qp, ev);
@@ -415,29 +628,37 @@ void sroce_exec_set_error_event(struct sroce_qp *qp, enum ib_event_type ev)
 }
 
 /*
- * Error state: every outstanding WQE completes with WR_FLUSH_ERR.  The RQ
- * flag is set before the last look at the RQ producer so that a receive
- * posted after it rings the doorbell (see SROCE_RQ_NEED_WAKEUP).  A QP
- * using an SRQ has no RQ; it flushes only the receive it had taken.
+ * Error state: every outstanding WQE completes with WR_FLUSH_ERR, at most
+ * budget of each queue per run (userspace may keep posting).  Returns true
+ * if more are left.  The RQ flag is set before the last look at the RQ
+ * producer so that a receive posted after it rings the doorbell (see
+ * SROCE_RQ_NEED_WAKEUP).  A QP using an SRQ has no RQ; it flushes only the
+ * receive it had taken.
  */
-void sroce_exec_flush(struct sroce_qp *qp)
+bool sroce_exec_flush(struct sroce_qp *qp, int budget)
 {
-	lockdep_assert_held(&qp->mutex);
+	bool more;
+
+	lockdep_assert_held(&qp->exec_lock);
 	sroce_req_stop_timers(qp);
 	if (!qp->ibqp.srq) {
 		atomic_or(SROCE_RQ_NEED_WAKEUP, sroce_queue_flags(&qp->rq));
 		/* flag store before the RQ producer load; pairs as for SQ */
 		smp_mb__after_atomic();
 	}
-	sroce_comp_flush(qp);
-	sroce_resp_flush(qp);
-	/* after the flush's completions, once the run has dropped qp->mutex */
+	more = sroce_comp_flush(qp, budget);
+	more |= sroce_resp_flush(qp, budget);
+	if (more)
+		return true;
+	/* after the flush's completions, delivered once the run is over */
 	if (test_and_clear_bit(SROCE_EXEC_LAST_WQE, &qp->events))
 		sroce_exec_raise(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	return false;
 }
 
 /*
- * modify_qp changed the state (qp->mutex held): set the engine up for the
+ * modify_qp changed the state (qp->mutex and qp->exec_lock held): set the
+ * engine up for the
  * new one.  RESET forgets every WQE without completing it, as the verbs
  * say; RTR and RTS start the responder and requester at the PSNs just set;
  * SQD lets the requester finish the messages it has started and no more.
@@ -446,12 +667,13 @@ void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 		       enum ib_qp_state next)
 {
 	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	if (next == cur && next != IB_QPS_RTS)
 		return;
 	switch (next) {
 	case IB_QPS_RESET:
 		sroce_req_stop_timers(qp);
-		skb_queue_purge(&qp->rxq);
+		sroce_exec_rxq_purge(qp);
 		sroce_req_reset(qp);
 		sroce_resp_reset(qp);
 		clear_bit(SROCE_EXEC_LAST_WQE, &qp->events);
@@ -493,7 +715,12 @@ int sroce_exec_qp_init(struct sroce_qp *qp)
 
 	INIT_WORK(&qp->work, sroce_exec_work);
 	spin_lock_init(&qp->kick_lock);
+	spin_lock_init(&qp->exec_lock);
 	skb_queue_head_init(&qp->rxq);
+	qp->rxq_bytes = 0;
+	/* spread the QPs' work items over the CPUs */
+	qp->exec_cpu = cpumask_local_spread(atomic_inc_return(&sroce_exec_next_cpu),
+					    NUMA_NO_NODE);
 	spin_lock_init(&qp->post_lock);
 	qp->events = 0;
 	qp->ae_pending = 0;
@@ -509,13 +736,17 @@ int sroce_exec_qp_init(struct sroce_qp *qp)
 /*
  * destroy_qp, once lookups are cut off: stop the engine for good, so that
  * it neither transmits (which takes QP references) nor runs again.  Timers,
- * the receive path and transmit completions may still try to wake it; the
- * DYING bit, set under kick_lock, makes that a no-op (see "Lifetime").
+ * the receive path and transmit completions may still try to wake or run
+ * it; the DYING bit, set under kick_lock and tested by runs under
+ * exec_lock, makes that a no-op (see "Lifetime").
  */
 void sroce_exec_quiesce(struct sroce_qp *qp)
 {
 	sroce_exec_mark_dying(qp);
-	/* the last run: it may arm a timer, it cannot queue itself again */
+	/* a run in progress (a softirq of another CPU) finishes first */
+	spin_lock_bh(&qp->exec_lock);
+	spin_unlock_bh(&qp->exec_lock);
+	/* the last work item: it may arm a timer, it cannot queue itself */
 	cancel_work_sync(&qp->work);
 	sroce_req_shutdown_timers(qp);
 	WARN_ON_ONCE(work_pending(&qp->work));
@@ -524,7 +755,7 @@ void sroce_exec_quiesce(struct sroce_qp *qp)
 /* destroy_qp, after every QP reference is gone: free the engine's state. */
 void sroce_exec_cleanup(struct sroce_qp *qp)
 {
-	skb_queue_purge(&qp->rxq);
+	sroce_exec_rxq_purge(qp);
 	sroce_resp_cleanup(qp);
 	sroce_req_cleanup(qp);
 }

@@ -14,12 +14,15 @@ enum sroce_exec_event {
 	SROCE_EXEC_RNR,		/* the RNR wait is over */
 	SROCE_EXEC_TX_BLOCKED,	/* waiting for transmitted packets to drain */
 	SROCE_EXEC_LAST_WQE,	/* SRQ QP in error: LAST_WQE_REACHED owed */
+	SROCE_EXEC_PENDING,	/* input waits for a run (lost wake-ups) */
+	SROCE_EXEC_NOMEM,	/* a run found no memory for a packet */
 };
 
 /*
- * Hand a received packet to its QP.  Callable from softirq.  The caller
- * holds a reference on qp (sroce_qp_get()) for the duration of the call;
- * the skb is consumed.  Contract: the skb is linear, skb->data is the BTH,
+ * Hand a received packet to its QP.  Callable from softirq, where it runs
+ * the QP's engine at once if nobody else is running it.  The caller holds
+ * a reference on qp (sroce_qp_get()) for the duration of the call; the
+ * skb is consumed.  Contract: the skb is linear, skb->data is the BTH,
  * skb->len is the UDP payload (BTH through ICRC), the ICRC has been
  * verified, and the BTH's destination QP is qp's number.  The network
  * header is still valid.
@@ -30,18 +33,22 @@ void sroce_exec_rx(struct sroce_qp *qp, struct sk_buff *skb);
 void sroce_exec_kick(struct sroce_qp *qp);
 /* A user's send doorbell; process context (runs the engine if idle). */
 void sroce_exec_doorbell(struct sroce_qp *qp);
+/* A kernel poster's doorbell; any context (runs the engine if it may). */
+void sroce_exec_post(struct sroce_qp *qp);
 /* Set an event bit and wake the work item; callable from any context. */
 void sroce_exec_event(struct sroce_qp *qp, int bit);
 
-/* Engine-internal, qp->mutex held. */
+/* Engine-internal, qp->exec_lock held. */
 void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb);
 void sroce_exec_set_error(struct sroce_qp *qp);
 void sroce_exec_set_error_event(struct sroce_qp *qp, enum ib_event_type ev);
 void sroce_exec_raise(struct sroce_qp *qp, enum ib_event_type ev);
-void sroce_exec_flush(struct sroce_qp *qp);
+bool sroce_exec_flush(struct sroce_qp *qp, int budget);
 
 /* QP control path. */
 int sroce_exec_qp_init(struct sroce_qp *qp);
+void sroce_exec_lock(struct sroce_qp *qp);
+void sroce_exec_unlock(struct sroce_qp *qp);
 void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 		       enum ib_qp_state next);
 void sroce_exec_quiesce(struct sroce_qp *qp);

@@ -46,7 +46,7 @@ bool sroce_local_op(const struct sroce_qp *qp, u32 opcode, u8 *wc_opcode)
 
 /**
  * sroce_local_execute - carry out a local operation
- * @qp: the QP, in RTS; qp->mutex held
+ * @qp: the QP, in RTS; qp->exec_lock held
  * @wqe: the requester's copy of the WQE
  *
  * Return: the WQE's completion status.
@@ -57,7 +57,7 @@ enum sroce_wc_status sroce_local_execute(struct sroce_qp *qp,
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	int err;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	switch (wqe->opcode) {
 	case IB_UVERBS_WR_BIND_MW:
 		return sroce_mw_bind(qp, wqe);

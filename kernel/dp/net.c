@@ -17,14 +17,15 @@
  * Every dropped datagram is counted by reason in
  * /sys/kernel/debug/sroce/rx_drops.
  *
- * Transmit (process context, qp->mutex held): route the QP's address vector,
- * add the UDP and IP headers sroce builds itself (so that every field the
- * ICRC covers is final before the ICRC is computed) and the ICRC, and hand
- * the packet to ip_local_out()/ip6_local_out().  A destination address of
- * this host (a local route: how QPs of one host, on the same device or on
- * two, talk to each other) skips the IP stack and goes to same-host
- * delivery (dp/loop.c), which hands it to sroce_net_rx() in softirq.
- * Failures are counted in /sys/kernel/debug/sroce/tx_errors.
+ * Transmit (the QP's engine: qp->exec_lock held, BHs off, in softirq or
+ * process context): route the QP's address vector, add the UDP and IP
+ * headers sroce builds itself (so that every field the ICRC covers is final
+ * before the ICRC is computed) and the ICRC, and hand the packet to
+ * ip_local_out()/ip6_local_out().  A destination address of this host (a
+ * local route: how QPs of one host, on the same device or on two, talk to
+ * each other) skips the IP stack and goes to same-host delivery
+ * (dp/loop.c), which hands it to sroce_net_rx() in softirq.  Failures are
+ * counted in /sys/kernel/debug/sroce/tx_errors.
  *
  * Locking: net_mutex serialises users and the socket pointers.  It is taken
  * from newlink and from dealloc_driver only, never under RTNL.  The data
@@ -218,7 +219,7 @@ static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb,
 
 /**
  * sroce_net_rx_from_peer - is a connected QP's packet from its peer
- * @qp: an RC or UC QP in a state with an address vector; qp->mutex held
+ * @qp: an RC or UC QP in a state with an address vector; qp->exec_lock held
  * @skb: a packet as sroce_exec_rx() received it
  *
  * The packet must come from the address vector's DGID to the QP's SGID
@@ -240,7 +241,7 @@ bool sroce_net_rx_from_peer(struct sroce_qp *qp, const struct sk_buff *skb)
 	struct sroce_addr_pair addrs;
 	enum sroce_addr_verdict v;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	BUILD_BUG_ON(sizeof(qp->av.saddr) != SROCE_GID_LEN);
 	if (!sroce_addr_parse(ip, skb_tail_pointer(skb) - ip, &addrs))
 		v = SROCE_ADDR_BAD_SRC;
@@ -311,19 +312,20 @@ struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp,
 	unsigned int headroom, size;
 	struct sk_buff *skb;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	headroom = sroce_net_headroom(qp, av);
 	size = headroom + len + SROCE_ICRC_LEN;
 	/*
 	 * A packet's buffer comes from the per-CPU page-fragment cache when
 	 * it fits: slab objects are zeroed on every allocation where
 	 * init_on_alloc is on (Debian's default), a fragment is not, and a
-	 * page whose fragments have all come back is reused as it is.  Only
-	 * non-sleeping allocations use the cache; when it has nothing, sleep.
+	 * page whose fragments have all come back is reused as it is.  The
+	 * engine never sleeps (kernel/dp/exec.c): when the cache has nothing,
+	 * the atomic reserves are tried; failing that the engine backs off.
 	 */
 	skb = __netdev_alloc_skb(NULL, size, GFP_NOWAIT | __GFP_NOWARN);
 	if (unlikely(!skb))
-		skb = alloc_skb(size, GFP_KERNEL);
+		skb = alloc_skb(size, GFP_ATOMIC | __GFP_NOWARN);
 	if (unlikely(!skb)) {
 		sroce_tx_error_count(SROCE_TX_NO_MEM);
 		return NULL;
@@ -605,7 +607,7 @@ int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 	struct dst_entry *dst;
 	int err;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	if (WARN_ON_ONCE(!sroce_net_skb_ok(av, skb)))
 		return sroce_net_tx_fail(skb, SROCE_TX_BAD_SKB, -EINVAL);
 

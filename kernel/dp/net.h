@@ -27,8 +27,8 @@ int sroce_net_mcast(struct net_device *ndev, const struct in6_addr *group,
  * UD datagram's address handle) and the ICRC, and sends the packet
  * (to the wire, or to a device of this host through dp/loop.c).  It
  * consumes the skb; it returns 0 or a negative errno if the packet was
- * dropped (no route, no memory).  Both are called in process context with
- * qp->mutex held, which keeps the address vector stable.
+ * dropped (no route, no memory).  Both are called by the QP's engine, with
+ * qp->exec_lock held (BHs off), which keeps the address vector stable.
  *
  * In detail: the len bytes are not initialised, the caller writes all of
  * them, and the skb stays linear (no frags) at exactly what the caller
@@ -41,7 +41,7 @@ struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp,
 				    unsigned int len);
 int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 		   u32 dest_qpn, struct sk_buff *skb);
-/* The QP's address vector or flow changed, or it goes away (qp->mutex). */
+/* The QP's address vector or flow changed (qp->exec_lock), or it goes away. */
 void sroce_net_forget_route(struct sroce_qp *qp);
 
 /* Receive path (softirq), see sroce_net_rx() in net.c. */

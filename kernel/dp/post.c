@@ -5,13 +5,16 @@
  * A user QP's provider writes WQEs straight into the mapped rings; the only
  * thing that reaches these ops for it is the doorbell, a POST_SEND or
  * POST_RECV command without work requests (SROCE_SQ_NEED_WAKEUP and
- * SROCE_RQ_NEED_WAKEUP in the uapi header), which wakes the QP's work item.
+ * SROCE_RQ_NEED_WAKEUP in the uapi header), which runs the QP's engine in
+ * the system call if nobody else is running it (kernel/dp/exec.c).
  *
  * A kernel consumer's work requests are written here into the same ring
  * format, so the engine has one input for both.  Kernel ULPs post from any
  * context, completion handlers in softirq or hard interrupt included, hence
  * the spinlock with interrupts disabled; it serialises posters, and the
  * engine reads the producer with an acquire load as it does for a provider.
+ * The poster then runs the engine itself when it may (sroce_exec_post()),
+ * after dropping post_lock: the engine never runs under it.
  * An SRQ's ring (kernel/obj/srq.h) takes kernel receives the same way.
  *
  * A QP attached to an SRQ has no RQ: its post_recv fails with EINVAL.
@@ -199,7 +202,7 @@ static int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		}
 	}
 	spin_unlock_irqrestore(&qp->post_lock, flags);
-	sroce_exec_kick(qp);
+	sroce_exec_post(qp);
 	return err;
 }
 
@@ -238,7 +241,7 @@ static int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		sroce_exec_kick(qp);
+		sroce_exec_doorbell(qp);
 		return 0;
 	}
 	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
@@ -256,7 +259,7 @@ static int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	spin_unlock_irqrestore(&qp->post_lock, flags);
 	/* receives are consumed by arriving packets, except in ERR */
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		sroce_exec_kick(qp);
+		sroce_exec_post(qp);
 	return err;
 }
 

@@ -142,7 +142,7 @@ void sroce_req_reset(struct sroce_qp *qp)
 	struct sroce_req *req = &qp->req;
 	u32 producer = sroce_queue_peer_producer(&qp->sq);
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	sroce_req_release_fetched(qp);
 	if (!sroce_ring_valid(producer, req->comp, qp->sq.num_slots))
 		producer = req->comp;
@@ -171,7 +171,7 @@ void sroce_req_start(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	req->psn = qp->sq_psn;
 	req->psn_assign = qp->sq_psn;
 	req->snd_max = qp->sq_psn;
@@ -182,7 +182,7 @@ void sroce_req_start(struct sroce_qp *qp)
 /* A modify in RTS (or back from SQD) may change timeout and retry counts. */
 void sroce_req_update(struct sroce_qp *qp)
 {
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	sroce_req_load_limits(qp);
 	qp->req.draining = false;
 }
@@ -197,7 +197,7 @@ void sroce_req_drain(struct sroce_qp *qp)
 	struct sroce_req *req = &qp->req;
 	u32 i = req->cur;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	while (i != req->fetched && sroce_req_swqe(qp, i)->started)
 		i++;
 	req->drain_end = i;
@@ -209,7 +209,7 @@ bool sroce_req_drain_done(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	if (!req->draining || req->comp != req->drain_end)
 		return false;
 	req->draining = false;
@@ -395,7 +395,7 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	struct sroce_swqe *w;
 	u32 i, n;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	for (i = req->comp; i != req->fetched; i++) {
 		w = sroce_req_swqe(qp, i);
 		if (w->status != SROCE_WC_SUCCESS || !w->started)
@@ -634,7 +634,7 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *w)
 
 /**
  * sroce_req_run - transmit what the SQ and the windows allow
- * @qp: the QP, in RTS or SQD; qp->mutex held
+ * @qp: the QP, in RTS or SQD; qp->exec_lock held
  * @budget: most packets to send in this call
  *
  * Return: true if the budget ran out with packets still ready to go.
@@ -644,7 +644,7 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *w;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	sroce_req_seen(qp);
 	while (budget > 0) {
 		/* SQD: nothing new starts (sroce_req_drain()) */

@@ -244,7 +244,7 @@ static void sroce_resp_no_rwqe(struct sroce_qp *qp)
 
 /**
  * sroce_resp_take_rwqe - take the receive WQE for a new message
- * @qp: the receiving QP, of any type; qp->mutex held
+ * @qp: the receiving QP, of any type; qp->exec_lock held
  *
  * Copies the next receive WQE into qp->resp.rwqe: from the QP's SRQ if it
  * was created with one (shared with the other QPs attached to it, whose
@@ -266,7 +266,7 @@ bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 		      sizeof(struct sroce_recv_wqe);
 	u32 max_sge = srq ? srq->max_sge : qp->cap.max_recv_sge;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	if (resp->have_rwqe) {
 		resp->rcv_off = 0;
 		return true;
@@ -631,7 +631,7 @@ void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 {
 	struct sroce_resp *resp = &qp->resp;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	switch (sroce_rc_resp_decide(&resp->st, pkt, reason)) {
 	case SROCE_RC_RESP_EXECUTE:
 		if (!sroce_resp_execute(qp, skb, pkt))
@@ -661,7 +661,7 @@ void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 
 /**
  * sroce_resp_uc_packet - a request arriving at a UC QP
- * @qp: the QP, able to receive; qp->mutex held
+ * @qp: the QP, able to receive; qp->exec_lock held
  * @skb: the packet
  * @pkt: its parse
  * @reason: sroce_pkt_parse()'s verdict
@@ -676,7 +676,7 @@ void sroce_resp_uc_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 	struct sroce_resp *resp = &qp->resp;
 	bool lost;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	if (sroce_uc_resp_decide(&resp->st, pkt, reason, &lost) !=
 	    SROCE_UC_RESP_EXECUTE) {
 		sroce_drop_count(SROCE_DROP_LOST_MSG);
@@ -704,25 +704,28 @@ bool sroce_resp_busy(struct sroce_qp *qp)
 }
 
 /*
- * Error state: the receive in progress and every posted one are flushed.
- * With an SRQ only the one in progress is the QP's: the WQEs still in the
- * SRQ wait there for the other QPs.
+ * Error state: the receive in progress and every posted one are flushed,
+ * at most budget posted ones per call (userspace may keep posting); returns
+ * true if the budget ran out.  With an SRQ only the one in progress is the
+ * QP's: the WQEs still in the SRQ wait there for the other QPs.
  */
-void sroce_resp_flush(struct sroce_qp *qp)
+bool sroce_resp_flush(struct sroce_qp *qp, int budget)
 {
 	struct sroce_resp *resp = &qp->resp;
 	u32 producer;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	resp->rd_pkts = 0;
 	resp->ack_pending = false;
 	if (resp->have_rwqe)
 		sroce_resp_cqe(qp, SROCE_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0,
 			       false);
 	if (qp->ibqp.srq)
-		return;
+		return false;
 	producer = sroce_queue_peer_producer(&qp->rq);
 	while (sroce_ring_used(producer, resp->rq_cons, qp->rq.num_slots)) {
+		if (budget-- <= 0)
+			return true;
 		memcpy(resp->rwqe, sroce_queue_slot(&qp->rq, resp->rq_cons),
 		       sizeof(*resp->rwqe));
 		resp->rq_cons++;
@@ -731,4 +734,5 @@ void sroce_resp_flush(struct sroce_qp *qp)
 		sroce_resp_cqe(qp, SROCE_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0,
 			       false);
 	}
+	return false;
 }

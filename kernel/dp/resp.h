@@ -19,6 +19,6 @@ void sroce_resp_uc_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 bool sroce_resp_take_rwqe(struct sroce_qp *qp);
 void sroce_resp_send_ack(struct sroce_qp *qp);
 bool sroce_resp_busy(struct sroce_qp *qp);
-void sroce_resp_flush(struct sroce_qp *qp);
+bool sroce_resp_flush(struct sroce_qp *qp, int budget);
 
 #endif /* SROCE_RESP_H */

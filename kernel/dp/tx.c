@@ -2,8 +2,8 @@
 /*
  * Building transport packets: the BTH from the QP's attributes (or, for a
  * UD datagram, its work request's), room for the opcode's extension headers
- * and payload, and the pad to a whole number of words.  kernel/net.c adds UDP, IP and the ICRC.
- * Called from the QP's work item (qp->mutex held).
+ * and payload, and the pad to a whole number of words.  kernel/net.c adds UDP,
+ * IP and the ICRC.  Called by the QP's engine (qp->exec_lock held, BHs off).
  */
 #include <linux/skbuff.h>
 
@@ -15,7 +15,7 @@
 
 /**
  * sroce_tx_start_to - start a packet to any destination
- * @qp: the sending QP; qp->mutex held
+ * @qp: the sending QP; qp->exec_lock held
  * @tx: the packet being built
  * @av: where it goes: &qp->av, or a UD datagram's address handle, which
  *	must stay valid until sroce_tx_send() or sroce_tx_abort()
@@ -44,7 +44,7 @@ int sroce_tx_start_to(struct sroce_qp *qp, struct sroce_tx *tx,
 		.psn = psn,
 	};
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	tx->op = sroce_opcode_lookup(opcode);
 	if (WARN_ON_ONCE(!tx->op))
 		return -EINVAL;
@@ -52,8 +52,11 @@ int sroce_tx_start_to(struct sroce_qp *qp, struct sroce_tx *tx,
 	tx->dest_qpn = dest_qpn;
 	tx->skb = sroce_net_alloc_skb(qp, av,
 				      tx->op->hdr_len + payload_len + pad);
-	if (!tx->skb)
+	if (!tx->skb) {
+		/* the engine cannot wait for memory; its work item does */
+		set_bit(SROCE_EXEC_NOMEM, &qp->events);
 		return -ENOMEM;
+	}
 	tx->bth = tx->skb->data;
 	tx->payload = tx->bth + tx->op->hdr_len;
 	sroce_hdr_bth_encode(tx->bth, &bth);
@@ -84,6 +87,11 @@ int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 #define SROCE_TX_INFLIGHT_MAX	128
 #define SROCE_TX_INFLIGHT_WAKE	64
 
+/*
+ * The stack may free a packet inside sroce_net_xmit(), with the engine's
+ * exec_lock held on this CPU: only kick the work item, never run the
+ * engine from here.
+ */
 static void sroce_tx_destructor(struct sk_buff *skb)
 {
 	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;

@@ -67,7 +67,7 @@ static enum sroce_wc_status sroce_ud_copy(struct sroce_qp *qp,
 
 /**
  * sroce_ud_recv - deliver a datagram to a UD or GSI QP
- * @qp: the QP, able to receive; qp->mutex held
+ * @qp: the QP, able to receive; qp->exec_lock held
  * @skb: the packet; its network header is still valid
  * @pkt: its parse, a well-formed UD request
  */
@@ -84,7 +84,7 @@ void sroce_ud_recv(struct sroce_qp *qp, const struct sk_buff *skb,
 		.port_num = 1,
 	};
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	if (pkt->deth.qkey != qp->qkey) {
 		sroce_drop_count(SROCE_DROP_QKEY);
 		return;

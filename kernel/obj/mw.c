@@ -325,7 +325,7 @@ static bool sroce_mw_bind_mr(struct sroce_mw *mw, struct sroce_qp *qp,
 
 /**
  * sroce_mw_bind - execute a bind WQE (IBV_WR_BIND_MW, or ibv_bind_mw())
- * @qp: the QP it was posted on; qp->mutex held
+ * @qp: the QP it was posted on; qp->exec_lock held
  * @wqe: the requester's copy of the WQE
  *
  * Return: SROCE_WC_SUCCESS, or SROCE_WC_MW_BIND_ERR.
@@ -337,7 +337,7 @@ enum sroce_wc_status sroce_mw_bind(struct sroce_qp *qp,
 	struct sroce_mw *mw;
 	bool ok;
 
-	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 	mw = sroce_mw_find(sdev, wqe->wr.bind.mw_rkey);
 	if (!mw)
 		return SROCE_WC_MW_BIND_ERR;

@@ -41,8 +41,11 @@
  * process context; the transition table and the required and optional
  * attribute masks are ib_core's (ib_modify_qp_is_ok()).  Attributes are
  * checked completely before any is changed, so a refused modify changes
- * nothing.  The source GID attribute of the address vector is held from the
- * modify that sets it until it is replaced or the QP is destroyed.
+ * nothing.  The checks and the changes are made with the engine held off
+ * as well (sroce_exec_lock(): the engine may put the QP in ERR under its
+ * own lock, and reads the attributes under it).  The source GID attribute
+ * of the address vector is held from the modify that sets it until it is
+ * replaced or the QP is destroyed.
  */
 #include <linux/etherdevice.h>
 #include <linux/in.h>
@@ -521,6 +524,7 @@ static void sroce_qp_apply(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 			   int mask, struct sroce_qp_av *av)
 {
 	lockdep_assert_held(&qp->mutex);
+	lockdep_assert_held(&qp->exec_lock);
 
 	if (mask & IB_QP_PATH_MTU) {
 		qp->path_mtu = attr->path_mtu;
@@ -591,24 +595,28 @@ static int sroce_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		return -EOPNOTSUPP;
 
 	mutex_lock(&qp->mutex);
-	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
-	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
-	/* A caller's idea of the current state must be the right one. */
-	if (cur != qp->state ||
-	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
-		err = -EINVAL;
-		goto out;
-	}
-	err = sroce_qp_check_attr(qp, attr, mask);
-	if (err)
-		goto out;
 	if (mask & IB_QP_AV) {
 		err = sroce_qp_resolve_av(ibqp->device, &attr->ah_attr, false,
 					  &av);
 		if (err)
 			goto out;
 	}
-	sroce_qp_apply(qp, attr, mask, &av);
+	/*
+	 * The engine may move the QP to ERR at any time: the state is
+	 * checked and changed with it held off (kernel/dp/exec.c).
+	 */
+	sroce_exec_lock(qp);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	/* A caller's idea of the current state must be the right one. */
+	if (cur != qp->state ||
+	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
+		err = -EINVAL;
+	else
+		err = sroce_qp_check_attr(qp, attr, mask);
+	if (!err)
+		sroce_qp_apply(qp, attr, mask, &av);
+	sroce_exec_unlock(qp);
 out:
 	mutex_unlock(&qp->mutex);
 	/* The old attribute after a change, the new one after a failure. */

@@ -140,8 +140,10 @@ struct sroce_resp {
  * A queue pair: RC, UC, UD or the GSI QP.
  *
  * Locking: mutex serialises the control path (modify_qp, query_qp) and
- * protects every attribute below it.  state is also written with
- * WRITE_ONCE() so that the data path may sample it without the mutex.
+ * protects every attribute below it; modify_qp changes them, and the
+ * engine's state, with exec_lock held as well, so the engine (which holds
+ * only exec_lock) sees them change between runs.  state is also written
+ * with WRITE_ONCE() so that the data path may sample it without a lock.
  * Fields above the mutex are fixed at creation.
  */
 struct sroce_qp {
@@ -180,11 +182,15 @@ struct sroce_qp {
 	u32 pmtu;			/* path MTU in bytes */
 
 	/*
-	 * Data path (kernel/exec.c).  The engine runs in one work item at a
-	 * time, under the mutex above, so everything below is owned by it
-	 * and by modify_qp, which holds the same mutex.  rxq and the kick
-	 * come from any context; post_lock serialises kernel posters.
+	 * Data path (kernel/dp/exec.c).  The engine runs with exec_lock held
+	 * (BHs off; in the receive softirq, a poster's context or the work
+	 * item), so everything below is owned by it and by modify_qp, which
+	 * takes the same lock.  rxq, the events and the kick come from any
+	 * context; post_lock serialises kernel posters.
 	 */
+	spinlock_t exec_lock;		/* the engine's state, exec.c */
+	int exec_cpu;			/* where the work item runs */
+	u32 rxq_bytes;			/* truesize queued on rxq, its lock */
 	struct work_struct work;
 	spinlock_t kick_lock;		/* queueing work vs. DYING, exec.c */
 	struct sk_buff_head rxq;	/* received, not yet processed */

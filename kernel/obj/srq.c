@@ -13,8 +13,9 @@
  *
  * Consumers.  Every QP created with the SRQ takes its receive WQEs from
  * here (sroce_srq_take(), called by the responder through
- * sroce_resp_take_rwqe()).  The QPs' engines run concurrently, so the
- * consumer counter is guarded by srq->lock (see kernel/srq.h).  A WQE
+ * sroce_resp_take_rwqe()).  The QPs' engines run concurrently, in softirq
+ * too, so the consumer counter is guarded by srq->lock, taken with BHs off
+ * (see kernel/srq.h).  A WQE
  * belongs to the QP that took it from then on: that QP completes it,
  * flushes it in the error state, and the SRQ forgets it.  WQEs still in
  * the SRQ are never flushed by a QP, they wait for the next QP that
@@ -158,9 +159,9 @@ static int sroce_srq_modify(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	if (attr->srq_limit > srq->rq.num_slots)
 		return -EINVAL;
 
-	spin_lock(&srq->lock);
+	spin_lock_bh(&srq->lock);
 	srq->limit = attr->srq_limit;
-	spin_unlock(&srq->lock);
+	spin_unlock_bh(&srq->lock);
 	return 0;
 }
 
@@ -170,9 +171,9 @@ static int sroce_srq_query(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 
 	attr->max_wr = srq->rq.num_slots;
 	attr->max_sge = srq->max_sge;
-	spin_lock(&srq->lock);
+	spin_lock_bh(&srq->lock);
 	attr->srq_limit = srq->limit;
-	spin_unlock(&srq->lock);
+	spin_unlock_bh(&srq->lock);
 	return 0;
 }
 
@@ -193,7 +194,9 @@ static void sroce_srq_limit_reached(struct sroce_srq *srq)
  * @srq: the SRQ the QP is attached to
  * @dst: where the WQE's slot is copied; 1 << srq->rq.slot_shift bytes
  *
- * Process context (a QP's engine).  The copy is private: the provider may
+ * A QP's engine (softirq or process context, its exec_lock held).  The
+ * limit event's handler is called from there, as an interrupt would; it
+ * must not sleep.  The copy is private: the provider may
  * reuse the slot as soon as the consumer counter is published.  If the
  * SRQ is armed and fewer WQEs than its limit remain, the limit event is
  * raised (without locks held) and the SRQ disarmed.
@@ -206,12 +209,12 @@ bool sroce_srq_take(struct sroce_srq *srq, struct sroce_recv_wqe *dst)
 	bool reached = false;
 	u32 used;
 
-	spin_lock(&srq->lock);
+	spin_lock_bh(&srq->lock);
 	/* acquire: the slot is read after the producer that covers it */
 	used = sroce_ring_used(sroce_queue_peer_producer(q), srq->cons,
 			       q->num_slots);
 	if (!used) {
-		spin_unlock(&srq->lock);
+		spin_unlock_bh(&srq->lock);
 		return false;
 	}
 	memcpy(dst, sroce_queue_slot(q, srq->cons), BIT(q->slot_shift));
@@ -222,7 +225,7 @@ bool sroce_srq_take(struct sroce_srq *srq, struct sroce_recv_wqe *dst)
 		srq->limit = 0;
 		reached = true;
 	}
-	spin_unlock(&srq->lock);
+	spin_unlock_bh(&srq->lock);
 
 	if (reached)
 		sroce_srq_limit_reached(srq);
