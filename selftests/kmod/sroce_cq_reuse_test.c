@@ -56,11 +56,23 @@ static struct ib_qp *t_create_qp(struct t_ctx *t)
 	return ib_create_qp(t->pd, &init);
 }
 
-/* A QP in the error state flushes every receive posted to it. */
+/*
+ * A QP in the error state flushes every receive posted to it.  The verbs'
+ * state table has no RESET to ERR: through INIT.
+ */
 static int t_to_error(struct ib_qp *qp)
 {
-	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	struct ib_qp_attr a = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = 1,
+	};
+	int err;
 
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (err)
+		return err;
+	a.qp_state = IB_QPS_ERR;
 	return ib_modify_qp(qp, &a, IB_QP_STATE);
 }
 
@@ -85,23 +97,33 @@ static bool t_wait_nonempty(struct ib_cq *cq)
 	return false;
 }
 
+/* Logs which call failed and how; returns its error. */
+static int t_failed(const char *what, int err)
+{
+	pr_err("%s: %d\n", what, err);
+	return err;
+}
+
 static int t_setup(struct t_ctx *t)
 {
+	int err;
+
 	t->pd = ib_alloc_pd(t->dev, 0);
 	if (IS_ERR(t->pd))
-		return PTR_ERR(t->pd);
+		return t_failed("ib_alloc_pd", PTR_ERR(t->pd));
 	t->cq = ib_alloc_cq(t->dev, NULL, 16, 0, IB_POLL_DIRECT);
 	if (IS_ERR(t->cq))
-		return PTR_ERR(t->cq);
+		return t_failed("ib_alloc_cq", PTR_ERR(t->cq));
 	t->x = t_create_qp(t);
 	if (IS_ERR(t->x))
-		return PTR_ERR(t->x);
+		return t_failed("ib_create_qp x", PTR_ERR(t->x));
 	t->y = t_create_qp(t);
 	if (IS_ERR(t->y))
-		return PTR_ERR(t->y);
-	if (t_to_error(t->x) || t_to_error(t->y))
-		return -EINVAL;
-	return 0;
+		return t_failed("ib_create_qp y", PTR_ERR(t->y));
+	err = t_to_error(t->x);
+	if (!err)
+		err = t_to_error(t->y);
+	return err ? t_failed("ib_modify_qp to ERR", err) : 0;
 }
 
 static void t_steps(struct t_ctx *t)

@@ -178,8 +178,16 @@ TEST_F(Mws, Type2WindowDoesNotPassToAQpReusingTheNumber)
 			<< ", not the freed " << b_num;
 		GTEST_SKIP() << not_sroce("reusing a QP number at once");
 	}
-	// a still targets the number, now c's
+	// A fresh requester too, so that the new pair's PSNs agree.
+	a_.qp.reset();
+	a_ = End();
+	ASSERT_TRUE(make_end(a_, pd_.get(), caps()));
+	ASSERT_TRUE(connect_to(a_.qp.get(), c->qp_num));
 	ASSERT_TRUE(connect_to(c.qp.get(), a_->qp_num));
+	// the new pair works, through the MR's own key
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mr_->rkey, arena_.addr(),
+			 lmr_.get(), local_.addr(), 8, IBV_WC_SUCCESS));
+	std::memset(arena_.data(), kSentinel, 8);
 	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mw->rkey, win(), lmr_.get(),
 			 local_.addr(), 8, IBV_WC_REM_ACCESS_ERR));
 	EXPECT_TRUE(arena_untouched());
