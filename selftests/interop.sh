@@ -209,13 +209,12 @@ t_wire_decodes_as_roce_v2() {
 
 # ---- recovery across drivers ------------------------------------------------
 
-# 2 % of the RoCE packets guest b sends are lost (selftests/lib/netem.sh):
-# the requester in b retransmits what its peer's responder NAKs or never
-# ACKed, and that peer is the other driver.  selftests/run runs this suite
-# with the drivers both ways round, so each driver recovers from the
-# other's losses of RDMA WRITE data and READ requests.  No ping-pong here:
-# its last ACK, sent by b, may be lost after b's client has exited, and the
-# server's retries then exceed (rc.sh's netem cases have that flaw).
+# 2 % of the RoCE packets guest a sends are lost (selftests/lib/netem.sh):
+# the ACKs of guest b's RDMA WRITEs and the READ responses, and the
+# ping-pong server's messages and ACKs; the other driver's requester in b
+# retransmits, and a's responder answers the duplicates.  selftests/run
+# runs this suite with the drivers both ways round, so each driver
+# recovers from the other's losses.
 t_netem_loss() {
 	local port failed=()
 	port=$(port_of 25)
@@ -223,6 +222,7 @@ t_netem_loss() {
 	rt_sides_pair ipv4 || fail "no GID"
 	rt_perf "$KTAP_CASE.write" "$port" bw ib_write_bw -s 65536 -n 10 || failed+=("ib_write_bw -s 65536")
 	rt_perf "$KTAP_CASE.read" $((port + 2)) bw ib_read_bw -s 65536 -n 10 || failed+=("ib_read_bw -s 65536")
+	rt_pingpong "$KTAP_CASE.pingpong" $((port + 4)) -c -s 4097 -n 50 || failed+=("ibv_rc_pingpong -c -s 4097")
 	netem_seen 50 || failed+=("netem saw too few packets")
 	[ ${#failed[@]} -eq 0 ] || fail "under netem loss 2%: ${failed[*]}"
 }

@@ -5,7 +5,7 @@
 # across the path MTU, events, data check, IPv4-mapped and IPv6 GIDs, path
 # MTU 4096 on a jumbo wire), perftest
 # bandwidth and latency (send, RDMA write and read, atomics), and all of
-# them again with netem degrading the RoCE packets guest b sends (loss,
+# them again with netem degrading the RoCE packets guest a sends (loss,
 # reordering, duplication, corruption).  Servers run in guest a, clients in guest b;
 # each guest reports its side of every case.  Emits KTAP.
 #
@@ -104,11 +104,12 @@ t_perf_write_lat()	{ perf 26 ipv4 lat ib_write_lat -n 100; }
 t_perf_read_lat()	{ perf 27 ipv4 lat ib_read_lat -n 100; }
 t_perf_send_bw_ipv6()	{ perf 28 ipv6 bw ib_send_bw -s 65536 -n 20; }
 
-# ---- netem on guest b's egress ----------------------------------------------
+# ---- netem on guest a's egress ----------------------------------------------
 
-# netem_case PORTSLOT NETEM-ARGS...: degrade b's egress (b runs the clients:
-# RDMA WRITE and SEND data, READ requests, ACKs of the server's messages),
-# then RDMA WRITE and SEND bandwidth at 64 KiB and 64 bytes,
+# netem_case PORTSLOT NETEM-ARGS...: degrade a's egress (a runs the servers:
+# ACKs of the clients' RDMA WRITE and SEND data, the ping-pong server's
+# messages and the ACKs of the client's; selftests/lib/netem.sh says why
+# not b's), then RDMA WRITE and SEND bandwidth at 64 KiB and 64 bytes,
 # and ibv_rc_pingpong -c.
 netem_case() {
 	local port failed=()

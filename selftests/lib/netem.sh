@@ -5,7 +5,15 @@
 # two-guest suites (rc.sh, interop.sh).  Needs IF (the guest's netdev) and,
 # for netem_begin/netem_seen, SROCE_ROLE and the test bed's barrier.
 
-# netem_on NETEM-ARGS...: degrade the RoCE v2 packets guest b sends to
+# The degraded side is guest a, where the servers run: what it loses are
+# the ACKs and READ responses of the clients' requests and the ping-pong
+# server's messages.  Not guest b: the client that sends a ping-pong's last
+# ACK exits once it has the last message, and if that ACK is lost the
+# server's retries run into a QP that no longer exists (the retries are
+# exceeded although nothing is wrong).  The last message is the server's,
+# so lost data or ACKs from a are always recovered while both sides live.
+
+# netem_on NETEM-ARGS...: degrade the RoCE v2 packets this guest sends to
 # queue pairs other than QP1: a prio qdisc at the root sends UDP to port 4791
 # (IPv4 and IPv6) whose BTH destination QP is not 1 through netem, all other
 # traffic (the tools' TCP exchange, rdma_cm's MADs on QP1, ARP/ND) through a
@@ -31,22 +39,22 @@ netem_off() {
 	tc qdisc del dev "$IF" root 2>/dev/null || true
 }
 
-# netem_begin NETEM-ARGS...: in guest b, degrade its egress (undone when
+# netem_begin NETEM-ARGS...: in guest a, degrade its egress (undone when
 # the case's shell exits); both guests then meet at a barrier.
 netem_begin() {
-	if [ "$SROCE_ROLE" = b ]; then
+	if [ "$SROCE_ROLE" = a ]; then
 		trap netem_off EXIT
 		netem_on "$@" || fail "cannot set up netem $*"
-		echo "guest b, $IF egress: RoCE v2 to QPs other than 1 through netem $*"
+		echo "guest a, $IF egress: RoCE v2 to QPs other than 1 through netem $*"
 	fi
 	tb_barrier "$KTAP_CASE.netem" 60 || fail "the peer did not get here"
 }
 
-# netem_seen MIN: in guest b, true if netem handled more than MIN packets
+# netem_seen MIN: in guest a, true if netem handled more than MIN packets
 # (the filter caught the RoCE traffic); prints the qdisc statistics.
 netem_seen() {
 	local stats pkts
-	[ "$SROCE_ROLE" = b ] || return 0
+	[ "$SROCE_ROLE" = a ] || return 0
 	stats=$(tc -s qdisc show dev "$IF")
 	echo "$stats"
 	pkts=$(echo "$stats" | awk '/^qdisc netem/ { n = 1; next } n && $1 == "Sent" { print $4; exit }')
