@@ -2,8 +2,9 @@
 /*
  * What the test modules of selftests/kmod share: the step report that
  * selftests/kulp.sh counts ("ok N name" or "not ok N name: why" in the
- * kernel log, under the module's pr_fmt) and polling a CQ with a time
- * limit.  A module defines pr_fmt before including this.
+ * kernel log, under the module's pr_fmt), creating an RC QP and taking it
+ * to INIT, and polling a CQ with a time limit.  A module defines pr_fmt
+ * before including this.
  */
 #ifndef SROCE_KTEST_H
 #define SROCE_KTEST_H
@@ -28,6 +29,39 @@ static inline void ktest_report(struct ktest_log *log, bool ok,
 	}
 	log->failed++;
 	pr_err("not ok %d %s: %s\n", log->step, name, why);
+}
+
+/* An RC QP of pd with cq for both queues, wr WRs and one SGE each way. */
+static inline struct ib_qp *ktest_create_rc_qp(struct ib_pd *pd,
+					       struct ib_cq *cq, u32 wr)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = wr,
+			.max_recv_wr = wr,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+	};
+
+	return ib_create_qp(pd, &init);
+}
+
+/* RESET to INIT on port 1 with the remote rights in access. */
+static inline int ktest_to_init(struct ib_qp *qp, int access)
+{
+	struct ib_qp_attr a = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = access,
+	};
+
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 }
 
 /* The next completion of cq within ms milliseconds; false if none came. */

@@ -38,41 +38,18 @@ struct t_ctx {
 	struct ktest_log log;
 };
 
-static struct ib_qp *t_create_qp(struct t_ctx *t)
-{
-	struct ib_qp_init_attr init = {
-		.send_cq = t->cq,
-		.recv_cq = t->cq,
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = {
-			.max_send_wr = 4,
-			.max_recv_wr = 4,
-			.max_send_sge = 1,
-			.max_recv_sge = 1,
-		},
-	};
-
-	return ib_create_qp(t->pd, &init);
-}
-
 /*
  * A QP in the error state flushes every receive posted to it.  The verbs'
  * state table has no RESET to ERR: through INIT.
  */
 static int t_to_error(struct ib_qp *qp)
 {
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_INIT,
-		.port_num = 1,
-	};
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
 	int err;
 
-	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	err = ktest_to_init(qp, 0);
 	if (err)
 		return err;
-	a.qp_state = IB_QPS_ERR;
 	return ib_modify_qp(qp, &a, IB_QP_STATE);
 }
 
@@ -125,10 +102,10 @@ static int t_setup(struct t_ctx *t)
 	t->cq = ib_create_cq(t->dev, t_cq_event, NULL, NULL, &cq_attr);
 	if (IS_ERR(t->cq))
 		return t_failed("ib_create_cq", PTR_ERR(t->cq));
-	t->x = t_create_qp(t);
+	t->x = ktest_create_rc_qp(t->pd, t->cq, 4);
 	if (IS_ERR(t->x))
 		return t_failed("ib_create_qp x", PTR_ERR(t->x));
-	t->y = t_create_qp(t);
+	t->y = ktest_create_rc_qp(t->pd, t->cq, 4);
 	if (IS_ERR(t->y))
 		return t_failed("ib_create_qp y", PTR_ERR(t->y));
 	err = t_to_error(t->x);
@@ -148,7 +125,7 @@ static void t_steps(struct t_ctx *t)
 	x_num = t->x->qp_num;
 	ib_destroy_qp(t->x);
 	t->x = NULL;
-	t->z = t_create_qp(t);
+	t->z = ktest_create_rc_qp(t->pd, t->cq, 4);
 	if (IS_ERR(t->z)) {
 		ktest_report(&t->log, false, "z_created", "create_qp failed");
 		t->z = NULL;

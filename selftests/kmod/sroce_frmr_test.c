@@ -97,39 +97,14 @@ static int t_find_gid(struct t_ctx *t)
 	return -ENODEV;
 }
 
-static struct ib_qp *t_create_qp(struct t_ctx *t, struct ib_cq *cq)
-{
-	struct ib_qp_init_attr init = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = {
-			.max_send_wr = 16,
-			.max_recv_wr = 16,
-			.max_send_sge = 1,
-			.max_recv_sge = 1,
-		},
-	};
-
-	return ib_create_qp(t->pd, &init);
-}
-
 static int t_connect(struct t_ctx *t, struct ib_qp *qp, u32 dest)
 {
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
-				   IB_ACCESS_REMOTE_READ,
-	};
+	struct ib_qp_attr a = {};
 	int err;
 
-	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	err = ktest_to_init(qp, IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
 	if (err)
 		return err;
-	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTR;
 	a.path_mtu = IB_MTU_1024;
 	a.dest_qp_num = dest;
@@ -171,10 +146,10 @@ static int t_setup(struct t_ctx *t)
 	t->cq_b = ib_alloc_cq(t->dev, NULL, 32, 0, IB_POLL_DIRECT);
 	if (IS_ERR(t->cq_b))
 		return PTR_ERR(t->cq_b);
-	t->qp_a = t_create_qp(t, t->cq_a);
+	t->qp_a = ktest_create_rc_qp(t->pd, t->cq_a, 16);
 	if (IS_ERR(t->qp_a))
 		return PTR_ERR(t->qp_a);
-	t->qp_b = t_create_qp(t, t->cq_b);
+	t->qp_b = ktest_create_rc_qp(t->pd, t->cq_b, 16);
 	if (IS_ERR(t->qp_b))
 		return PTR_ERR(t->qp_b);
 	err = t_find_gid(t);
