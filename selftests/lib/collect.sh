@@ -23,21 +23,39 @@
 # case skipped, and the merged case's skip reason leaves it out when the
 # other guest gives one.
 #
-# Prints "  FAIL LABEL: ..." for each failure, "  SKIP LABEL: ..." for each
-# skip, then "  LABEL: N passed, N failed, N skipped", and leaves the counts
-# in COLLECT_PASS, COLLECT_FAIL and COLLECT_SKIP.
+# Prints "  FAIL LABEL: ..." for each failure, followed by the diagnostic
+# lines ("# ...") that each failing guest wrote for that case (the last
+# COLLECT_DIAG_LINES of them, 40 unless set; so that a CI log that shows
+# only this output still says why), "  SKIP LABEL: ..." for each skip, then
+# "  LABEL: N passed, N failed, N skipped", and leaves the counts in
+# COLLECT_PASS, COLLECT_FAIL and COLLECT_SKIP.
 
 # The merge, in awk (mawk and gawk): one line per counted result,
-# "pass|skip|fail<TAB>text".  Files are read with getline, so that an empty
+# "pass|skip|fail<TAB>text", a failure followed by its guests' diagnostic
+# lines as "diag<TAB>text".  Files are read with getline, so that an empty
 # or missing one still counts.
 _COLLECT_AWK='
 function problem(text) { print "fail\t" text }
 
+# the diagnostic lines seen since the last result, the last maxdiag of them
+function diag_text(    i, t) {
+	t = ""
+	for (i = (nd > maxdiag ? nd - maxdiag : 0); i < nd; i++)
+		t = t dl[i % maxdiag] "\n"
+	return t
+}
+
 function parse(g, f,    line, rest, n, i, st, name, why, max, got, k) {
 	plan[g] = -1
 	max = 0
+	nd = 0
 	while ((got = getline line < f) > 0) {
 		sub(/\r$/, "", line)
+		if (line ~ /^[ \t]*#/) {
+			dl[nd % maxdiag] = line
+			nd++
+			continue
+		}
 		if (line ~ /^1\.\.[0-9]+[ \t]*$/) {
 			if (plan[g] >= 0)
 				problem("guest " gn[g] ": a second plan (" line ")")
@@ -72,6 +90,9 @@ function parse(g, f,    line, rest, n, i, st, name, why, max, got, k) {
 		res[g, n] = st
 		nm[g, n] = name
 		rsn[g, n] = why
+		if (st == "fail")
+			diag[g, n] = diag_text()
+		nd = 0
 		if (n > max)
 			max = n
 	}
@@ -149,8 +170,16 @@ BEGIN {
 		}
 		if (name == "")
 			name = "(unnamed)"
-		if (bad != "")
+		if (bad != "") {
 			print "fail\t" k " " name ": " bad
+			for (g = 1; g <= ng; g++) {
+				if (!((g, k) in diag))
+					continue
+				m = split(diag[g, k], dlines, "\n")
+				for (i = 1; i < m; i++)
+					print "diag\t" gn[g] "| " dlines[i]
+			}
+		}
 		else if (skips == ng || real_skip)
 			print "skip\t" k " " name " # SKIP " skip_reason(k)
 		else
@@ -178,12 +207,15 @@ collect_ktap() {
 			COLLECT_SKIP=$((COLLECT_SKIP + 1))
 			echo "  SKIP $label: $text"
 			;;
+		diag)
+			echo "    $text"
+			;;
 		*)
 			COLLECT_FAIL=$((COLLECT_FAIL + 1))
 			echo "  FAIL $label: $text"
 			;;
 		esac
-	done < <(awk -v files="$files" "$_COLLECT_AWK" </dev/null)
+	done < <(awk -v files="$files" -v maxdiag="${COLLECT_DIAG_LINES:-40}" "$_COLLECT_AWK" </dev/null)
 	if [ "$ended" = 0 ]; then
 		COLLECT_FAIL=$((COLLECT_FAIL + 1))
 		echo "  FAIL $label: the KTAP collector itself failed"
