@@ -108,9 +108,9 @@ t_perf_send_bw_ipv6()	{ perf 28 ipv6 bw ib_send_bw -s 65536 -n 20; }
 
 # netem_case PORTSLOT NETEM-ARGS...: degrade a's egress (a runs the servers:
 # ACKs of the clients' RDMA WRITE and SEND data, the ping-pong server's
-# messages and the ACKs of the client's; selftests/lib/netem.sh says why
-# not b's), then RDMA WRITE and SEND bandwidth at 64 KiB and 64 bytes,
-# and ibv_rc_pingpong -c.
+# messages; selftests/lib/netem.sh says why not b's), then RDMA WRITE and
+# SEND bandwidth at 64 KiB and 64 bytes, and ibv_rc_pingpong -c (with a's
+# ACKs spared: netem_pingpong).
 netem_case() {
 	local port failed=()
 	port=$(port_of "$1")
@@ -121,7 +121,7 @@ netem_case() {
 	rt_perf "$KTAP_CASE.write_64" $((port + 2)) bw ib_write_bw -s 64 -n 50 || failed+=("ib_write_bw -s 64")
 	rt_perf "$KTAP_CASE.send_65536" $((port + 4)) bw ib_send_bw -s 65536 -n 10 || failed+=("ib_send_bw -s 65536")
 	rt_perf "$KTAP_CASE.send_64" $((port + 6)) bw ib_send_bw -s 64 -n 50 || failed+=("ib_send_bw -s 64")
-	rt_pingpong "$KTAP_CASE.pingpong" $((port + 8)) -c -s 4097 -n 50 || failed+=("ibv_rc_pingpong -c -s 4097")
+	netem_pingpong "$KTAP_CASE.pingpong" $((port + 8)) -c -s 4097 -n 50 || failed+=("ibv_rc_pingpong -c -s 4097")
 	netem_seen 100 || failed+=("netem saw too few packets")
 	[ ${#failed[@]} -eq 0 ] || fail "under netem $*: ${failed[*]}"
 }
