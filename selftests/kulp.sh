@@ -55,4 +55,12 @@ t_cq_outlives_reused_qpn() {
 	ktest_load sroce_cq_reuse_test 6
 }
 
-ktap_main t_fast_reg_mr t_cq_outlives_reused_qpn t_teardown_clean
+# READs through a fast-register MR that another QP keeps invalidating and
+# re-registering return the region's bytes or a remote access error, never
+# other bytes (selftests/kmod/sroce_frmr_race_test.c).
+t_fast_reg_races_reads() {
+	tb_wait_port_active "$DEV" 30 || fail "$DEV not ACTIVE"
+	ktest_load sroce_frmr_race_test 4
+}
+
+ktap_main t_fast_reg_mr t_cq_outlives_reused_qpn t_fast_reg_races_reads t_teardown_clean

@@ -407,9 +407,14 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 			sroce_mr_put(mr);
 		return false;
 	}
-	if (len)
-		sroce_mr_copy(mr, resp->wr_va, skb->data + pkt->payload_off,
-			      len, SROCE_MR_TO_MR);
+	if (len && sroce_mr_copy(mr, resp->wr_va, skb->data + pkt->payload_off,
+				 len, SROCE_MR_TO_MR)) {
+		/* a fast-register MR invalidated since the lookup */
+		sroce_mr_put(mr);
+		sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
+				 SROCE_WC_REM_ACCESS_ERR);
+		return false;
+	}
 	if (mr)
 		sroce_mr_put(mr);
 	resp->wr_va += len;
@@ -426,59 +431,89 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 }
 
 /*
+ * The READ in progress cannot go on: its R_Key stopped being valid, or a
+ * copy from the region failed.  NAK the response the requester waits for.
+ */
+static void sroce_resp_read_refused(struct sroce_qp *qp)
+{
+	qp->resp.rd_pkts = 0;
+	sroce_resp_fatal_at(qp, qp->resp.rd_psn, SROCE_NAK_REM_ACCESS_ERR,
+			    SROCE_WC_REM_ACCESS_ERR);
+}
+
+/*
+ * One response packet of the READ in progress, its payload read through the
+ * R_Key looked up again for this packet (a fast-register MR may have been
+ * invalidated since the last one).  Returns 0, -EAGAIN if the packet could
+ * not be built now (retried later), or -EACCES if the READ was refused.
+ */
+static int sroce_resp_read_pkt(struct sroce_qp *qp, u32 len, bool first,
+			       bool last)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_aeth aeth = {
+		.syndrome = sroce_resp_ack_syndrome(),
+		.msn = resp->msn,
+	};
+	struct sroce_mr *mr = NULL;
+	struct sroce_tx tx;
+	int err = 0;
+
+	if (len) {
+		mr = sroce_resp_rkey(qp, resp->rd_rkey, IB_ACCESS_REMOTE_READ,
+				     resp->rd_va, len);
+		if (!mr)
+			return -EACCES;
+	}
+	if (sroce_tx_start(qp, &tx, sroce_rc_read_resp_opcode(first, last),
+			   resp->rd_psn, len, false, false)) {
+		err = -EAGAIN;
+		goto out;
+	}
+	if (tx.op->hdrs & SROCE_HDR_AETH)
+		sroce_hdr_aeth_encode(sroce_tx_ext(&tx, SROCE_EXT_AETH), &aeth);
+	/* bytes a failed copy did not write must never reach the wire */
+	if (len && sroce_mr_copy(mr, resp->rd_va, tx.payload, len,
+				 SROCE_MR_FROM_MR)) {
+		sroce_tx_abort(&tx);
+		err = -EACCES;
+		goto out;
+	}
+	sroce_tx_send(qp, &tx);
+out:
+	if (mr)
+		sroce_mr_put(mr);
+	return err;
+}
+
+/*
  * Send up to SROCE_RESP_READ_BURST packets of the READ in progress.  An
  * R_Key that stopped being valid half-way ends the read with a NAK.
  */
 static void sroce_resp_read_burst(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
-	struct sroce_aeth aeth = { .syndrome = sroce_resp_ack_syndrome() };
-	struct sroce_mr *mr = NULL;
-	struct sroce_tx tx;
-	bool first, last;
 	u32 len;
-	int n;
+	int n, err;
 
 	for (n = 0; n < SROCE_RESP_READ_BURST && resp->rd_pkts; n++) {
 		if (!sroce_tx_may_send(qp))
 			break;
 		len = min_t(u64, resp->rd_left, qp->pmtu);
-		first = resp->rd_first;
-		last = resp->rd_pkts == 1;
-
-		if (len && !mr) {
-			mr = sroce_resp_rkey(qp, resp->rd_rkey,
-					     IB_ACCESS_REMOTE_READ, resp->rd_va,
-					     resp->rd_left);
-			if (!mr) {
-				/* name the response the requester waits for */
-				resp->rd_pkts = 0;
-				sroce_resp_fatal_at(qp, resp->rd_psn,
-						    SROCE_NAK_REM_ACCESS_ERR,
-						    SROCE_WC_REM_ACCESS_ERR);
-				return;
-			}
-		}
-		if (sroce_tx_start(qp, &tx, sroce_rc_read_resp_opcode(first, last),
-				   resp->rd_psn, len, false, false))
+		err = sroce_resp_read_pkt(qp, len, resp->rd_first,
+					  resp->rd_pkts == 1);
+		if (err == -EAGAIN)
 			break;
-		if (tx.op->hdrs & SROCE_HDR_AETH) {
-			aeth.msn = resp->msn;
-			sroce_hdr_aeth_encode(sroce_tx_ext(&tx, SROCE_EXT_AETH),
-					      &aeth);
+		if (err) {
+			sroce_resp_read_refused(qp);
+			return;
 		}
-		if (len)
-			sroce_mr_copy(mr, resp->rd_va, tx.payload, len,
-				      SROCE_MR_FROM_MR);
-		sroce_tx_send(qp, &tx);
 		resp->rd_first = false;
 		resp->rd_va += len;
 		resp->rd_left -= len;
 		resp->rd_psn = sroce_psn_add(resp->rd_psn, 1);
 		resp->rd_pkts--;
 	}
-	if (mr)
-		sroce_mr_put(mr);
 }
 
 /* Start answering a READ (new or duplicate) whose request had psn. */

@@ -24,9 +24,11 @@
  *    DMA MR but ref is set before publication and never changes afterwards,
  *    so holders read them without locks.  The state of a fast-register MR
  *    changes under mr->lock; sroce_mr_get() checks it under the lock, and
- *    a copy that races with a re-registration (a ULP bug) still only
- *    touches pages the ULP registered: page indices are bounded by the
- *    list's capacity.
+ *    so does every copy through it, which holds the lock while it copies:
+ *    an invalidation (or the next registration) waits for the copy in
+ *    progress, and a copy after it fails instead of touching pages the ULP
+ *    may have reused.  Copies are at most a packet's payload (the path
+ *    MTU), so the lock is held for a few microseconds.
  *  - A memory window bound to an MR counts in num_mw (under mr->lock, taken
  *    inside the window's lock); dereg refuses an MR with bound windows
  *    (EBUSY) and marks it dying first, so no bind slips in after the check.
@@ -651,16 +653,29 @@ static void *sroce_mr_fr_va(const struct sroce_mr *mr, u64 iova, u64 *room)
 	return (void *)(uintptr_t)(page + (off & mask));
 }
 
+/*
+ * A copy through a fast-register MR, under mr->lock (see the head of this
+ * file): -EFAULT if the MR was invalidated since the caller looked it up,
+ * or the range is no longer in it.  A failed copy may have copied part of
+ * the range; callers discard what they copied into.
+ */
 static int sroce_mr_fr_copy(struct sroce_mr *mr, u64 iova, void *buf,
 			    u64 len, enum sroce_mr_dir dir)
 {
+	unsigned long flags;
 	u64 room, chunk;
+	int err = 0;
 	void *va;
 
-	while (len) {
+	spin_lock_irqsave(&mr->lock, flags);
+	if (!mr->valid || !sroce_mr_in_bounds(mr, iova, len))
+		err = -EFAULT;
+	while (!err && len) {
 		va = sroce_mr_fr_va(mr, iova, &room);
-		if (!va)
-			return -EFAULT;
+		if (!va) {
+			err = -EFAULT;
+			break;
+		}
 		chunk = min(len, room);
 		if (dir == SROCE_MR_TO_MR)
 			memcpy(va, buf, chunk);
@@ -670,7 +685,8 @@ static int sroce_mr_fr_copy(struct sroce_mr *mr, u64 iova, void *buf,
 		buf += chunk;
 		len -= chunk;
 	}
-	return 0;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return err;
 }
 
 /**
@@ -681,14 +697,18 @@ static int sroce_mr_fr_copy(struct sroce_mr *mr, u64 iova, void *buf,
  * @len: bytes to copy
  * @dir: SROCE_MR_TO_MR writes @buf into the MR, SROCE_MR_FROM_MR reads it
  *
- * Permissions are the caller's business (sroce_mr_get); the bounds are
- * checked again here.  Returns 0 or -EFAULT if the range is not in the MR.
+ * Permissions are the caller's business (sroce_mr_get); the bounds, and the
+ * validity of a fast-register MR, are checked again here.  Returns 0, or
+ * -EFAULT if the range is not in the MR (any more): then part of it may
+ * have been copied, and the caller must not use @buf.
  */
 int sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u64 len,
 		  enum sroce_mr_dir dir)
 {
 	u64 off;
 
+	if (mr->fast_reg)
+		return sroce_mr_fr_copy(mr, iova, buf, len, dir);
 	if (!sroce_mr_in_bounds(mr, iova, len))
 		return -EFAULT;
 	if (mr->dma) {
@@ -700,8 +720,6 @@ int sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u64 len,
 			memcpy(buf, va, len);
 		return 0;
 	}
-	if (mr->fast_reg)
-		return sroce_mr_fr_copy(mr, iova, buf, len, dir);
 
 	off = sroce_mr_page_off(mr, iova);
 	while (len) {

@@ -15,14 +15,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/delay.h>
-#include <linux/if_ether.h>
-#include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
-#include <net/ipv6.h>
-#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
 #include "ktest.h"
@@ -35,6 +30,7 @@ MODULE_PARM_DESC(dev, "RDMA device to test");
 #define T_MSG_LEN	256
 #define T_PSN		0x100
 #define T_WAIT_MS	20000
+#define T_ACCESS	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)
 
 struct t_ctx {
 	struct ib_device *dev;
@@ -46,9 +42,7 @@ struct t_ctx {
 	bool sg_mapped;
 	void *buf;		/* b's memory, registered by REG_MR */
 	u8 *src;		/* a's memory, through the PD's DMA lkey */
-	union ib_gid gid;
-	int gid_index;
-	u8 mac[ETH_ALEN];	/* the GID's netdev: the peer is this device */
+	struct ktest_path path;
 	struct ktest_log log;
 };
 
@@ -75,64 +69,6 @@ static bool t_expect(struct t_ctx *t, struct ib_cq *cq, u64 wr_id,
 	return true;
 }
 
-static int t_find_gid(struct t_ctx *t)
-{
-	const struct ib_gid_attr *attr;
-	int i;
-
-	for (i = 0; i < 128; i++) {
-		attr = rdma_get_gid_attr(t->dev, 1, i);
-		if (IS_ERR(attr))
-			continue;
-		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
-		    ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw) &&
-		    !rdma_read_gid_l2_fields(attr, NULL, t->mac)) {
-			t->gid = attr->gid;
-			t->gid_index = i;
-			rdma_put_gid_attr(attr);
-			return 0;
-		}
-		rdma_put_gid_attr(attr);
-	}
-	return -ENODEV;
-}
-
-static int t_connect(struct t_ctx *t, struct ib_qp *qp, u32 dest)
-{
-	struct ib_qp_attr a = {};
-	int err;
-
-	err = ktest_to_init(qp, IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
-	if (err)
-		return err;
-	a.qp_state = IB_QPS_RTR;
-	a.path_mtu = IB_MTU_1024;
-	a.dest_qp_num = dest;
-	a.rq_psn = T_PSN;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&a.ah_attr, 1);
-	rdma_ah_set_grh(&a.ah_attr, &t->gid, 0, t->gid_index, 64, 0);
-	/* ib_core resolves the MAC for user QPs only (rdma_cm does it for ULPs) */
-	memcpy(a.ah_attr.roce.dmac, t->mac, ETH_ALEN);
-	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTS;
-	a.timeout = 18;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = T_PSN;
-	a.max_rd_atomic = 4;
-	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_TIMEOUT |
-			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			    IB_QP_MAX_QP_RD_ATOMIC);
-}
-
 static int t_setup(struct t_ctx *t)
 {
 	int err;
@@ -152,12 +88,13 @@ static int t_setup(struct t_ctx *t)
 	t->qp_b = ktest_create_rc_qp(t->pd, t->cq_b, 16);
 	if (IS_ERR(t->qp_b))
 		return PTR_ERR(t->qp_b);
-	err = t_find_gid(t);
+	err = ktest_find_path(t->dev, &t->path);
 	if (err)
 		return err;
-	err = t_connect(t, t->qp_a, t->qp_b->qp_num);
+	err = ktest_connect(t->qp_a, t->qp_b->qp_num, &t->path, T_PSN, T_ACCESS);
 	if (!err)
-		err = t_connect(t, t->qp_b, t->qp_a->qp_num);
+		err = ktest_connect(t->qp_b, t->qp_a->qp_num, &t->path, T_PSN,
+				    T_ACCESS);
 	if (err) {
 		pr_err("connecting the QPs: %d\n", err);
 		return err;
