@@ -30,7 +30,12 @@ sroce_provider_test(sroce_provider_elf_test
 # write() take precedence over libibverbs' and libc's for the provider and
 # libibverbs.
 sroce_provider_test(sroce_provider_uverbs_test
-	"${SROCE_PROVIDER_TEST_DIR}/provider_uverbs_test.cc")
+	"${SROCE_PROVIDER_TEST_DIR}/provider_uverbs_fake.cc"
+	"${SROCE_PROVIDER_TEST_DIR}/provider_uverbs_test.cc"
+	"${SROCE_PROVIDER_TEST_DIR}/provider_qp_send_test.cc"
+	"${SROCE_PROVIDER_TEST_DIR}/provider_qp_recv_test.cc"
+	"${SROCE_PROVIDER_TEST_DIR}/provider_srq_test.cc"
+	"${SROCE_PROVIDER_TEST_DIR}/provider_qp_ex_test.cc")
 set_target_properties(sroce_provider_uverbs_test PROPERTIES
 	ENABLE_EXPORTS ON)
 target_include_directories(sroce_provider_uverbs_test PRIVATE

@@ -1,7 +1,7 @@
 // Memory windows, invalidation and SEND_WITH_INV on a live RDMA device, run
 // inside a test-bed guest as root (part of verbs_device_tests):
 //   SROCE_RDMA_DEV=sroce0 verbs_device_tests --gtest_filter='*Mw*.*'
-// As in verbs_rc_test.cc, two RC QPs of the device under test are connected
+// As in verbs_rc_fixture.h, two RC QPs of the device under test are connected
 // to each other through the device's own RoCE v2 GID.  QP "b" owns the
 // memory and its windows (a type 2 window is bound through b, so remote
 // accesses arriving on b may use it); QP "a" is the remote peer that reads,
