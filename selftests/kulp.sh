@@ -46,7 +46,7 @@ ktest_load() {
 
 t_fast_reg_mr() {
 	tb_wait_port_active "$DEV" 30 || fail "$DEV not ACTIVE"
-	ktest_load sroce_frmr_test 7
+	ktest_load sroce_frmr_test 8
 }
 
 # A completion a destroyed kernel QP left in a shared CQ never names the QP

@@ -23,10 +23,6 @@
 
 #include "ktest.h"
 
-static char *t_dev = "sroce0";
-module_param_named(dev, t_dev, charp, 0444);
-MODULE_PARM_DESC(dev, "RDMA device to test");
-
 #define T_WAIT_MS	20000
 #define T_QUIET_MS	1000	/* how long "no more completions" is watched */
 
@@ -91,8 +87,9 @@ static int t_failed(const char *what, int err)
 	return err;
 }
 
-static int t_setup(struct t_ctx *t)
+static int t_setup(void *arg)
 {
+	struct t_ctx *t = arg;
 	struct ib_cq_init_attr cq_attr = { .cqe = 16 };
 	int err;
 
@@ -114,8 +111,9 @@ static int t_setup(struct t_ctx *t)
 	return err ? t_failed("ib_modify_qp to ERR", err) : 0;
 }
 
-static void t_steps(struct t_ctx *t)
+static void t_steps(void *arg)
 {
+	struct t_ctx *t = arg;
 	struct ib_wc wc = {};
 	u32 x_num;
 	bool got;
@@ -149,8 +147,10 @@ static void t_steps(struct t_ctx *t)
 	ktest_report(&t->log, !got, "nothing_names_z", "a completion followed y's");
 }
 
-static void t_teardown(struct t_ctx *t)
+static void t_teardown(void *arg)
 {
+	struct t_ctx *t = arg;
+
 	if (!IS_ERR_OR_NULL(t->z))
 		ib_destroy_qp(t->z);
 	if (!IS_ERR_OR_NULL(t->y))
@@ -163,30 +163,12 @@ static void t_teardown(struct t_ctx *t)
 		ib_dealloc_pd(t->pd);
 }
 
-static int __init t_init(void)
-{
-	struct t_ctx t = {};
-	int err;
+static const struct ktest_module t_module = {
+	.setup_why = "PD, CQ or QPs failed",
+	.setup = t_setup,
+	.run = t_steps,
+	.teardown = t_teardown,
+};
 
-	t.dev = ib_device_get_by_name(t_dev, RDMA_DRIVER_UNKNOWN);
-	if (!t.dev) {
-		pr_err("no RDMA device %s\n", t_dev);
-		return -ENODEV;
-	}
-	err = t_setup(&t);
-	ktest_report(&t.log, !err, "setup", "PD, CQ or QPs failed");
-	if (!err)
-		t_steps(&t);
-	t_teardown(&t);
-	ib_device_put(t.dev);
-	return t.log.failed ? -EIO : 0;
-}
-
-static void __exit t_exit(void)
-{
-}
-
-module_init(t_init);
-module_exit(t_exit);
-MODULE_LICENSE("GPL");
+KTEST_MODULE(struct t_ctx, t_module);
 MODULE_DESCRIPTION("sroce test: kernel CQs and reused QP numbers");

@@ -27,10 +27,6 @@
 
 #include "ktest.h"
 
-static char *t_dev = "sroce0";
-module_param_named(dev, t_dev, charp, 0444);
-MODULE_PARM_DESC(dev, "RDMA device to test");
-
 static unsigned int t_reads = 400;
 module_param_named(reads, t_reads, uint, 0444);
 MODULE_PARM_DESC(reads, "READs to race against the re-registrations");
@@ -50,14 +46,13 @@ struct t_buf {
 
 struct t_ctx {
 	struct ib_device *dev;
-	struct ib_pd *pd;
-	struct ib_cq *cq_a, *cq_b, *cq_c;
-	struct ib_qp *qp_a, *qp_b, *qp_c;
+	struct ktest_pair p;	/* a READs, b answers */
+	struct ib_cq *cq_c;
+	struct ib_qp *qp_c;	/* the registrar's, connected to itself */
 	struct ib_mr *mr;
 	struct t_buf one, two;
 	u8 *dst;		/* a's READ target, through the DMA lkey */
 	u64 dst_dma;
-	struct ktest_path path;
 	u32 rkey_one;		/* latest key of buffer one's registration */
 	bool registrar_failed;
 	unsigned long cycles;	/* registrar: registrations of buffer one */
@@ -172,67 +167,24 @@ static int t_registrar(void *arg)
 	return 0;
 }
 
-static void t_drain(struct ib_cq *cq)
+static int t_setup(void *arg)
 {
-	struct ib_wc wc;
-
-	while (ib_poll_cq(cq, 1, &wc) == 1)
-		;
-}
-
-/* After a refused READ both ends are in ERR: reset and connect them again. */
-static int t_reconnect(struct t_ctx *t)
-{
-	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
+	struct t_ctx *t = arg;
 	int err;
 
-	err = ib_modify_qp(t->qp_a, &reset, IB_QP_STATE);
-	if (!err)
-		err = ib_modify_qp(t->qp_b, &reset, IB_QP_STATE);
-	t_drain(t->cq_a);
-	t_drain(t->cq_b);
-	if (!err)
-		err = ktest_connect(t->qp_a, t->qp_b->qp_num, &t->path, T_PSN,
-				    T_ACCESS);
-	if (!err)
-		err = ktest_connect(t->qp_b, t->qp_a->qp_num, &t->path, T_PSN,
-				    T_ACCESS);
-	return err;
-}
-
-static int t_setup(struct t_ctx *t)
-{
-	int err;
-
-	t->pd = ib_alloc_pd(t->dev, 0);
-	if (IS_ERR(t->pd))
-		return PTR_ERR(t->pd);
-	t->cq_a = ib_alloc_cq(t->dev, NULL, 32, 0, IB_POLL_DIRECT);
-	if (IS_ERR(t->cq_a))
-		return PTR_ERR(t->cq_a);
-	t->cq_b = ib_alloc_cq(t->dev, NULL, 32, 0, IB_POLL_DIRECT);
-	if (IS_ERR(t->cq_b))
-		return PTR_ERR(t->cq_b);
-	t->cq_c = ib_alloc_cq(t->dev, NULL, 32, 0, IB_POLL_DIRECT);
-	if (IS_ERR(t->cq_c))
-		return PTR_ERR(t->cq_c);
-	t->qp_a = ktest_create_rc_qp(t->pd, t->cq_a, 8);
-	if (IS_ERR(t->qp_a))
-		return PTR_ERR(t->qp_a);
-	t->qp_b = ktest_create_rc_qp(t->pd, t->cq_b, 8);
-	if (IS_ERR(t->qp_b))
-		return PTR_ERR(t->qp_b);
-	t->qp_c = ktest_create_rc_qp(t->pd, t->cq_c, 8);
-	if (IS_ERR(t->qp_c))
-		return PTR_ERR(t->qp_c);
-	err = ktest_find_path(t->dev, &t->path);
-	if (!err)
-		err = t_reconnect(t);
-	if (!err)
-		err = ktest_connect(t->qp_c, t->qp_c->qp_num, &t->path, T_PSN, 0);
+	err = ktest_pair_create(t->dev, &t->p, 8, T_PSN, T_ACCESS);
 	if (err)
 		return err;
-	t->mr = ib_alloc_mr(t->pd, IB_MR_TYPE_MEM_REG, T_PAGES);
+	t->cq_c = ib_alloc_cq(t->dev, NULL, 16, 0, IB_POLL_DIRECT);
+	if (IS_ERR(t->cq_c))
+		return PTR_ERR(t->cq_c);
+	t->qp_c = ktest_create_rc_qp(t->p.pd, t->cq_c, 8);
+	if (IS_ERR(t->qp_c))
+		return PTR_ERR(t->qp_c);
+	err = ktest_connect(t->qp_c, t->qp_c->qp_num, &t->p.path, T_PSN, 0);
+	if (err)
+		return err;
+	t->mr = ib_alloc_mr(t->p.pd, IB_MR_TYPE_MEM_REG, T_PAGES);
 	if (IS_ERR(t->mr))
 		return PTR_ERR(t->mr);
 	err = t_buf_init(t, &t->one, T_READ_LEN, 1);
@@ -248,8 +200,10 @@ static int t_setup(struct t_ctx *t)
 	return 0;
 }
 
-static void t_teardown(struct t_ctx *t)
+static void t_teardown(void *arg)
 {
+	struct t_ctx *t = arg;
+
 	if (t->dst)
 		ib_dma_unmap_single(t->dev, t->dst_dma, T_READ_LEN,
 				    DMA_BIDIRECTIONAL);
@@ -260,18 +214,9 @@ static void t_teardown(struct t_ctx *t)
 		ib_dereg_mr(t->mr);
 	if (!IS_ERR_OR_NULL(t->qp_c))
 		ib_destroy_qp(t->qp_c);
-	if (!IS_ERR_OR_NULL(t->qp_b))
-		ib_destroy_qp(t->qp_b);
-	if (!IS_ERR_OR_NULL(t->qp_a))
-		ib_destroy_qp(t->qp_a);
 	if (!IS_ERR_OR_NULL(t->cq_c))
 		ib_free_cq(t->cq_c);
-	if (!IS_ERR_OR_NULL(t->cq_b))
-		ib_free_cq(t->cq_b);
-	if (!IS_ERR_OR_NULL(t->cq_a))
-		ib_free_cq(t->cq_a);
-	if (!IS_ERR_OR_NULL(t->pd))
-		ib_dealloc_pd(t->pd);
+	ktest_pair_destroy(&t->p);
 }
 
 struct t_tally {
@@ -284,7 +229,7 @@ static void t_read(struct t_ctx *t, u32 rkey, u64 wr_id, struct t_tally *n)
 	struct ib_sge sge = {
 		.addr = t->dst_dma,
 		.length = T_READ_LEN,
-		.lkey = t->pd->local_dma_lkey,
+		.lkey = t->p.pd->local_dma_lkey,
 	};
 	struct ib_rdma_wr wr = {
 		.wr = {
@@ -301,8 +246,8 @@ static void t_read(struct t_ctx *t, u32 rkey, u64 wr_id, struct t_tally *n)
 	size_t i;
 
 	memset(t->dst, 0, T_READ_LEN);
-	if (ib_post_send(t->qp_a, &wr.wr, NULL) ||
-	    !ktest_poll(t->cq_a, &wc, T_WAIT_MS) || wc.wr_id != wr_id) {
+	if (ib_post_send(t->p.qp_a, &wr.wr, NULL) ||
+	    !ktest_poll(t->p.cq_a, &wc, T_WAIT_MS) || wc.wr_id != wr_id) {
 		pr_err("READ %llu: not posted or no completion\n", wr_id);
 		n->bad++;
 		return;
@@ -312,7 +257,8 @@ static void t_read(struct t_ctx *t, u32 rkey, u64 wr_id, struct t_tally *n)
 		/* refused after some response packets had been written */
 		if (memchr_inv(t->dst, 0, T_READ_LEN))
 			n->partial++;
-		if (t_reconnect(t))
+		/* both ends are in the error state now */
+		if (ktest_pair_connect(&t->p, T_PSN, T_ACCESS))
 			n->bad++;
 		return;
 	}
@@ -333,8 +279,9 @@ static void t_read(struct t_ctx *t, u32 rkey, u64 wr_id, struct t_tally *n)
 	}
 }
 
-static void t_run(struct t_ctx *t)
+static void t_run(void *arg)
 {
+	struct t_ctx *t = arg;
 	struct task_struct *registrar;
 	struct t_tally n = {};
 	unsigned int i;
@@ -366,31 +313,13 @@ static void t_run(struct t_ctx *t)
 		     "a successful READ returned bytes buffer one did not hold");
 }
 
-static int __init t_init(void)
-{
-	struct t_ctx t = {};
-	int err;
+static const struct ktest_module t_module = {
+	.setup_why = "PD, CQs, QPs, MR or buffers failed",
+	.setup = t_setup,
+	.run = t_run,
+	.teardown = t_teardown,
+};
 
-	t.dev = ib_device_get_by_name(t_dev, RDMA_DRIVER_UNKNOWN);
-	if (!t.dev) {
-		pr_err("no RDMA device %s\n", t_dev);
-		return -ENODEV;
-	}
-	err = t_setup(&t);
-	ktest_report(&t.log, !err, "setup", "PD, CQs, QPs, MR or buffers failed");
-	if (!err)
-		t_run(&t);
-	t_teardown(&t);
-	ib_device_put(t.dev);
-	pr_info("%d steps, %d failed\n", t.log.step, t.log.failed);
-	return t.log.failed ? -EIO : 0;
-}
-
-static void __exit t_exit(void)
-{
-}
-
-module_init(t_init);
-module_exit(t_exit);
+KTEST_MODULE(struct t_ctx, t_module);
 MODULE_DESCRIPTION("sroce selftest: READs racing fast-register MR changes");
 MODULE_LICENSE("GPL");

@@ -22,10 +22,6 @@
 
 #include "ktest.h"
 
-static char *t_dev = "sroce0";
-module_param_named(dev, t_dev, charp, 0444);
-MODULE_PARM_DESC(dev, "RDMA device to test");
-
 #define T_BUF_LEN	(2 * PAGE_SIZE)
 #define T_MSG_LEN	256
 #define T_PSN		0x100
@@ -34,15 +30,12 @@ MODULE_PARM_DESC(dev, "RDMA device to test");
 
 struct t_ctx {
 	struct ib_device *dev;
-	struct ib_pd *pd;
-	struct ib_cq *cq_a, *cq_b;
-	struct ib_qp *qp_a, *qp_b;
+	struct ktest_pair p;
 	struct ib_mr *mr;
 	struct scatterlist sg;
 	bool sg_mapped;
 	void *buf;		/* b's memory, registered by REG_MR */
 	u8 *src;		/* a's memory, through the PD's DMA lkey */
-	struct ktest_path path;
 	struct ktest_log log;
 };
 
@@ -69,37 +62,15 @@ static bool t_expect(struct t_ctx *t, struct ib_cq *cq, u64 wr_id,
 	return true;
 }
 
-static int t_setup(struct t_ctx *t)
+static int t_setup(void *arg)
 {
+	struct t_ctx *t = arg;
 	int err;
 
-	t->pd = ib_alloc_pd(t->dev, 0);
-	if (IS_ERR(t->pd))
-		return PTR_ERR(t->pd);
-	t->cq_a = ib_alloc_cq(t->dev, NULL, 32, 0, IB_POLL_DIRECT);
-	if (IS_ERR(t->cq_a))
-		return PTR_ERR(t->cq_a);
-	t->cq_b = ib_alloc_cq(t->dev, NULL, 32, 0, IB_POLL_DIRECT);
-	if (IS_ERR(t->cq_b))
-		return PTR_ERR(t->cq_b);
-	t->qp_a = ktest_create_rc_qp(t->pd, t->cq_a, 16);
-	if (IS_ERR(t->qp_a))
-		return PTR_ERR(t->qp_a);
-	t->qp_b = ktest_create_rc_qp(t->pd, t->cq_b, 16);
-	if (IS_ERR(t->qp_b))
-		return PTR_ERR(t->qp_b);
-	err = ktest_find_path(t->dev, &t->path);
+	err = ktest_pair_create(t->dev, &t->p, 16, T_PSN, T_ACCESS);
 	if (err)
 		return err;
-	err = ktest_connect(t->qp_a, t->qp_b->qp_num, &t->path, T_PSN, T_ACCESS);
-	if (!err)
-		err = ktest_connect(t->qp_b, t->qp_a->qp_num, &t->path, T_PSN,
-				    T_ACCESS);
-	if (err) {
-		pr_err("connecting the QPs: %d\n", err);
-		return err;
-	}
-	t->mr = ib_alloc_mr(t->pd, IB_MR_TYPE_MEM_REG, 4);
+	t->mr = ib_alloc_mr(t->p.pd, IB_MR_TYPE_MEM_REG, 4);
 	if (IS_ERR(t->mr))
 		return PTR_ERR(t->mr);
 	t->buf = kzalloc(T_BUF_LEN, GFP_KERNEL);
@@ -113,24 +84,17 @@ static int t_setup(struct t_ctx *t)
 	return 0;
 }
 
-static void t_teardown(struct t_ctx *t)
+static void t_teardown(void *arg)
 {
+	struct t_ctx *t = arg;
+
 	if (t->sg_mapped)
 		ib_dma_unmap_sg(t->dev, &t->sg, 1, DMA_BIDIRECTIONAL);
 	kfree(t->src);
 	kfree(t->buf);
 	if (!IS_ERR_OR_NULL(t->mr))
 		ib_dereg_mr(t->mr);
-	if (!IS_ERR_OR_NULL(t->qp_b))
-		ib_destroy_qp(t->qp_b);
-	if (!IS_ERR_OR_NULL(t->qp_a))
-		ib_destroy_qp(t->qp_a);
-	if (!IS_ERR_OR_NULL(t->cq_b))
-		ib_free_cq(t->cq_b);
-	if (!IS_ERR_OR_NULL(t->cq_a))
-		ib_free_cq(t->cq_a);
-	if (!IS_ERR_OR_NULL(t->pd))
-		ib_dealloc_pd(t->pd);
+	ktest_pair_destroy(&t->p);
 }
 
 /* Map the buffer and register it on QP b under the MR's next key byte. */
@@ -155,9 +119,9 @@ static bool t_register(struct t_ctx *t)
 	}
 	ib_update_fast_reg_key(t->mr, ib_inc_rkey(t->mr->rkey));
 	wr.key = t->mr->rkey;
-	if (ib_post_send(t->qp_b, &wr.wr, NULL))
+	if (ib_post_send(t->p.qp_b, &wr.wr, NULL))
 		return false;
-	return t_expect(t, t->cq_b, 1, IB_WC_SUCCESS, IB_WC_REG_MR, NULL);
+	return t_expect(t, t->p.cq_b, 1, IB_WC_SUCCESS, IB_WC_REG_MR, NULL);
 }
 
 /* a: an RDMA WRITE or READ of T_MSG_LEN bytes at rkey/raddr. */
@@ -168,7 +132,7 @@ static bool t_rdma(struct t_ctx *t, enum ib_wr_opcode op, u32 rkey,
 		.addr = ib_dma_map_single(t->dev, t->src, T_MSG_LEN,
 					  DMA_BIDIRECTIONAL),
 		.length = T_MSG_LEN,
-		.lkey = t->pd->local_dma_lkey,
+		.lkey = t->p.pd->local_dma_lkey,
 	};
 	struct ib_rdma_wr wr = {
 		.wr = {
@@ -183,8 +147,8 @@ static bool t_rdma(struct t_ctx *t, enum ib_wr_opcode op, u32 rkey,
 	};
 	bool ok;
 
-	ok = !ib_post_send(t->qp_a, &wr.wr, NULL) &&
-	     t_expect(t, t->cq_a, 2, st, op == IB_WR_RDMA_WRITE ?
+	ok = !ib_post_send(t->p.qp_a, &wr.wr, NULL) &&
+	     t_expect(t, t->p.cq_a, 2, st, op == IB_WR_RDMA_WRITE ?
 		      IB_WC_RDMA_WRITE : IB_WC_RDMA_READ, NULL);
 	ib_dma_unmap_single(t->dev, sge.addr, T_MSG_LEN, DMA_BIDIRECTIONAL);
 	return ok;
@@ -196,13 +160,13 @@ static bool t_send_inv(struct t_ctx *t, u32 rkey)
 	struct ib_sge rsge = {
 		.addr = (uintptr_t)t->buf + T_BUF_LEN - 64,
 		.length = 64,
-		.lkey = t->pd->local_dma_lkey,
+		.lkey = t->p.pd->local_dma_lkey,
 	};
 	struct ib_recv_wr rwr = { .wr_id = 3, .sg_list = &rsge, .num_sge = 1 };
 	struct ib_sge sge = {
 		.addr = (uintptr_t)t->src,
 		.length = 64,
-		.lkey = t->pd->local_dma_lkey,
+		.lkey = t->p.pd->local_dma_lkey,
 	};
 	struct ib_send_wr wr = {
 		.wr_id = 4,
@@ -214,10 +178,10 @@ static bool t_send_inv(struct t_ctx *t, u32 rkey)
 	};
 	struct ib_wc wc;
 
-	if (ib_post_recv(t->qp_b, &rwr, NULL) || ib_post_send(t->qp_a, &wr, NULL))
+	if (ib_post_recv(t->p.qp_b, &rwr, NULL) || ib_post_send(t->p.qp_a, &wr, NULL))
 		return false;
-	if (!t_expect(t, t->cq_a, 4, IB_WC_SUCCESS, IB_WC_SEND, NULL) ||
-	    !t_expect(t, t->cq_b, 3, IB_WC_SUCCESS, IB_WC_RECV, &wc))
+	if (!t_expect(t, t->p.cq_a, 4, IB_WC_SUCCESS, IB_WC_SEND, NULL) ||
+	    !t_expect(t, t->p.cq_b, 3, IB_WC_SUCCESS, IB_WC_RECV, &wc))
 		return false;
 	if (!(wc.wc_flags & IB_WC_WITH_INVALIDATE) ||
 	    wc.ex.invalidate_rkey != rkey || wc.byte_len != 64) {
@@ -237,9 +201,9 @@ static bool t_local_inv(struct t_ctx *t, u32 rkey)
 		.ex.invalidate_rkey = rkey,
 	};
 
-	if (ib_post_send(t->qp_b, &wr, NULL))
+	if (ib_post_send(t->p.qp_b, &wr, NULL))
 		return false;
-	return t_expect(t, t->cq_b, 5, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL);
+	return t_expect(t, t->p.cq_b, 5, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL);
 }
 
 static bool t_same(const u8 *got, u8 seed, size_t n)
@@ -252,8 +216,9 @@ static bool t_same(const u8 *got, u8 seed, size_t n)
 	return true;
 }
 
-static void t_run(struct t_ctx *t)
+static void t_run(void *arg)
 {
+	struct t_ctx *t = arg;
 	u8 *at = (u8 *)t->buf + PAGE_SIZE - T_MSG_LEN / 2;
 	u64 across;
 	u32 rkey;
@@ -289,34 +254,13 @@ static void t_run(struct t_ctx *t)
 		     "invalidated_key_refused", "WRITE through an invalidated key");
 }
 
-static int __init t_init(void)
-{
-	struct t_ctx t = {};
-	int err;
+static const struct ktest_module t_module = {
+	.setup_why = "PD, CQs, QPs, MR or buffer failed",
+	.setup = t_setup,
+	.run = t_run,
+	.teardown = t_teardown,
+};
 
-	t.dev = ib_device_get_by_name(t_dev, RDMA_DRIVER_UNKNOWN);
-	if (!t.dev) {
-		pr_err("no RDMA device %s\n", t_dev);
-		return -ENODEV;
-	}
-	err = t_setup(&t);
-	if (err)
-		pr_err("setup failed: %d\n", err);
-	else
-		t_run(&t);
-	t_teardown(&t);
-	ib_device_put(t.dev);
-	if (err)
-		return err;
-	pr_info("%d steps, %d failed\n", t.log.step, t.log.failed);
-	return t.log.failed ? -EIO : 0;
-}
-
-static void __exit t_exit(void)
-{
-}
-
-module_init(t_init);
-module_exit(t_exit);
+KTEST_MODULE(struct t_ctx, t_module);
 MODULE_DESCRIPTION("sroce selftest: fast-register MRs of a kernel ULP");
 MODULE_LICENSE("GPL");
