@@ -48,6 +48,30 @@ static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)
 	return container_of(ibdev, struct sroce_dev, ibdev);
 }
 
+/*
+ * Allocation flags for the memory of an object whose size its creator
+ * chooses: rings, WQE copies, page arrays.
+ *
+ * A user's objects are charged to the memory cgroup of the task that
+ * creates them (current, in the uverbs call), so a container cannot pin
+ * more kernel memory through sroce than its memory.max allows.  Reaching
+ * the limit is the user's business, not the kernel's: __GFP_RETRY_MAYFAIL
+ * makes the allocation fail with ENOMEM instead of invoking the OOM killer
+ * (which would pick the caller or a neighbour in its cgroup), and
+ * __GFP_NOWARN keeps the failure out of the kernel log.
+ *
+ * A kernel ULP's objects (no udata) are not charged: they are created by
+ * whatever task runs the ULP (a kworker, modprobe, a configfs write), live
+ * as long as the ULP and not that task, and a charge would pin the task's
+ * cgroup after it is gone or make a kernel service fail inside a small
+ * one.  They are allocated as any other kernel memory.
+ */
+static inline gfp_t sroce_obj_gfp(bool user)
+{
+	return user ? GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN :
+		      GFP_KERNEL;
+}
+
 struct sroce_port_status sroce_device_port_status(struct sroce_dev *sdev);
 void sroce_device_dealloc_driver(struct ib_device *ibdev);
 int sroce_device_newlink(const char *ibdev_name, struct net_device *ndev);

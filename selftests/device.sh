@@ -474,30 +474,99 @@ t_rxe_port_clash() {
 	wait_for 30 port_state_is sroce0 ACTIVE || fail "sroce0 not ACTIVE after rdma_rxe left"
 }
 
-ktap_main \
-	t_module_load \
-	t_link_add_autoloads_module \
-	t_port_active \
-	t_provider_binds \
-	t_node_guid \
-	t_device_attributes \
-	t_gid_ipv4 \
-	t_gid_ipv6 \
-	t_gid_follows_addresses \
-	t_mtu_follows_netdev \
-	t_carrier_and_admin_state \
-	t_second_device_on_netdev_refused \
-	t_duplicate_name_refused \
-	t_any_name_binds_provider \
-	t_non_ethernet_refused \
-	t_several_devices_coexist \
-	t_link_delete \
-	t_netdev_removal \
-	t_ud_destroy_with_blocked_sends \
-	t_delete_with_open_context \
-	t_unload_with_devices \
-	t_add_delete_cycles \
-	t_load_unload_cycles \
-	t_kernel_pd_dma_mr \
-	t_rxe_port_clash \
-	t_teardown_clean
+# A user's rings and WQE copies are charged to its memory cgroup: a process
+# in a cgroup with a small memory.max that creates CQs, SRQs and QPs at the
+# advertised maxima gets ENOMEM from a create, is not OOM-killed, and the
+# cgroup never went over its limit; the same process outside the cgroup
+# gets further (so the limit is what stopped it).  Everything it created is
+# gone after it exits, and the kernel log says nothing about it.
+MEMCG_MAX=$((32 << 20))
+t_memcg_limits() {
+	local tool=${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/sroce_obj_fill
+	local cgroot=/sys/fs/cgroup cg out rc in_created out_created before
+	fresh
+	add_link sroce0 "$IF"
+	wait_for 30 port_state_is sroce0 ACTIVE || fail "sroce0 not ACTIVE"
+	if ! grep -q "^[^ ]* $cgroot cgroup2 " /proc/mounts; then
+		grep -q " $cgroot " /proc/mounts && fail "$cgroot is not cgroup2"
+		mount -t cgroup2 none "$cgroot" || fail "cannot mount cgroup2"
+	fi
+	grep -qw memory "$cgroot/cgroup.controllers" ||
+		fail "no memory controller in cgroup2: $(cat "$cgroot/cgroup.controllers")"
+	grep -qw memory "$cgroot/cgroup.subtree_control" ||
+		echo +memory >"$cgroot/cgroup.subtree_control"
+	cg=$cgroot/sroce_memcg
+	mkdir "$cg"
+	trap 'rmdir "'"$cg"'" 2>/dev/null || true' EXIT
+	echo "$MEMCG_MAX" >"$cg/memory.max"
+	[ ! -e "$cg/memory.swap.max" ] || echo 0 >"$cg/memory.swap.max"
+	before=$(cat "$OBJS")
+
+	# inside: a create fails with ENOMEM (exit 10), the process lives
+	out=$(SROCE_RDMA_DEV=sroce0 bash -c \
+		'echo $$ >"$1/cgroup.procs" && exec "$2" 3' _ "$cg" "$tool" 2>&1) &&
+		rc=0 || rc=$?
+	echo "in the cgroup (memory.max $MEMCG_MAX): $out"
+	cat "$cg/memory.events"
+	expect_eq "$rc" 10 "exit status in the cgroup (10: a create failed with ENOMEM)"
+	expect_eq "$(awk '$1 == "oom_kill" { print $2 }' "$cg/memory.events")" 0 \
+		"OOM kills in the cgroup"
+	[ "$(awk '$1 == "max" { print $2 }' "$cg/memory.events")" -gt 0 ] ||
+		fail "the cgroup never reached memory.max"
+	if [ -e "$cg/memory.peak" ]; then
+		echo "memory.peak $(cat "$cg/memory.peak")"
+		[ "$(cat "$cg/memory.peak")" -le "$MEMCG_MAX" ] ||
+			fail "memory.peak over memory.max"
+	fi
+	in_created=$(printf '%s\n' "$out" | sed -n 's/^created \([0-9]*\) objects.*/\1/p')
+	[ -n "$in_created" ] || fail "no count from sroce_obj_fill"
+	wait_until 30 '[ "$(cat "$OBJS")" = "$before" ]' ||
+		fail "objects left after the process in the cgroup: $(cat "$OBJS")"
+
+	# outside: the same three rounds all succeed (about 210 MiB)
+	out=$(SROCE_RDMA_DEV=sroce0 "$tool" 3 2>&1) && rc=0 || rc=$?
+	echo "outside: $out"
+	expect_eq "$rc" 0 "exit status outside the cgroup"
+	out_created=$(printf '%s\n' "$out" | sed -n 's/^created \([0-9]*\) objects.*/\1/p')
+	[ "$out_created" -gt "$in_created" ] ||
+		fail "outside the cgroup created $out_created, inside $in_created"
+	wait_until 30 '[ "$(cat "$OBJS")" = "$before" ]' ||
+		fail "objects left after the process outside: $(cat "$OBJS")"
+	! dmesg_since_case | grep -Ei "oom|allocation failure|vmalloc error|call trace" ||
+		fail "the kernel log complains"
+}
+
+CASES=(
+	t_module_load
+	t_link_add_autoloads_module
+	t_port_active
+	t_provider_binds
+	t_node_guid
+	t_device_attributes
+	t_gid_ipv4
+	t_gid_ipv6
+	t_gid_follows_addresses
+	t_mtu_follows_netdev
+	t_carrier_and_admin_state
+	t_second_device_on_netdev_refused
+	t_duplicate_name_refused
+	t_any_name_binds_provider
+	t_non_ethernet_refused
+	t_several_devices_coexist
+	t_link_delete
+	t_netdev_removal
+	t_ud_destroy_with_blocked_sends
+	t_delete_with_open_context
+	t_unload_with_devices
+	t_add_delete_cycles
+	t_load_unload_cycles
+	t_kernel_pd_dma_mr
+	t_rxe_port_clash
+	t_memcg_limits
+)
+# A case list on the command line runs just those cases.
+if [ $# -gt 0 ]; then
+	ktap_main "$@" t_teardown_clean
+else
+	ktap_main "${CASES[@]}" t_teardown_clean
+fi

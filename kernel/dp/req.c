@@ -23,7 +23,6 @@
  */
 #include <linux/jiffies.h>
 #include <linux/slab.h>
-#include <linux/vmalloc.h>
 
 #include "core/uc.h"
 
@@ -72,14 +71,18 @@ static void sroce_req_rnr_timer(struct timer_list *t)
 	sroce_exec_event(qp, SROCE_EXEC_RNR);
 }
 
+/* The copies are as large as the SQ ring: charged as it is (sroce_obj_gfp). */
 int sroce_req_init(struct sroce_qp *qp)
 {
-	qp->sq_copy = vmalloc((size_t)qp->sq.num_slots << qp->sq.slot_shift);
+	gfp_t gfp = sroce_obj_gfp(qp->user);
+
+	qp->sq_copy = kvmalloc((size_t)qp->sq.num_slots << qp->sq.slot_shift,
+			       gfp);
 	if (!qp->sq_copy)
 		return -ENOMEM;
-	qp->swqe = kvcalloc(qp->sq.num_slots, sizeof(*qp->swqe), GFP_KERNEL);
+	qp->swqe = kvcalloc(qp->sq.num_slots, sizeof(*qp->swqe), gfp);
 	if (!qp->swqe) {
-		vfree(qp->sq_copy);
+		kvfree(qp->sq_copy);
 		return -ENOMEM;
 	}
 	timer_setup(&qp->req.retrans_timer, sroce_req_retrans_timer, 0);
@@ -109,7 +112,7 @@ void sroce_req_cleanup(struct sroce_qp *qp)
 {
 	sroce_req_release_fetched(qp);
 	kvfree(qp->swqe);
-	vfree(qp->sq_copy);
+	kvfree(qp->sq_copy);
 }
 
 /* Timer callbacks only set a bit and queue the work: no sync needed. */

@@ -76,7 +76,7 @@ static struct sroce_queue *sroce_resp_rwq(struct sroce_qp *qp)
 int sroce_resp_init(struct sroce_qp *qp)
 {
 	qp->resp.rwqe = kmalloc(BIT(sroce_resp_rwq(qp)->slot_shift),
-				GFP_KERNEL);
+				sroce_obj_gfp(qp->user));
 	return qp->resp.rwqe ? 0 : -ENOMEM;
 }
 

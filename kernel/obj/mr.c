@@ -112,7 +112,8 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev,
 		atomic_dec(&sdev->mr_count);
 		return ERR_PTR(-ENOMEM);
 	}
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	/* a user PD has a uobject: its MRs are charged (sroce_obj_gfp()) */
+	mr = kzalloc(sizeof(*mr), sroce_obj_gfp(ibpd->uobject));
 	if (!mr) {
 		atomic_dec(&sdev->mr_count);
 		return ERR_PTR(-ENOMEM);
@@ -194,13 +195,15 @@ static int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
 /*
  * The pages of the umem in order, for an O(1) page lookup by offset.  sroce
  * has no DMA device, so the umem's scatter table holds plain kernel pages.
+ * Only a user MR has a umem: the array, up to 128 MiB, is charged.
  */
 static int sroce_mr_collect_pages(struct sroce_mr *mr)
 {
 	struct sg_page_iter iter;
 	unsigned long i = 0;
 
-	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages),
+			     sroce_obj_gfp(true));
 	if (!mr->pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &iter, 0) {

@@ -119,7 +119,7 @@ static int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		err = -ENOMEM;
 		goto err_count;
 	}
-	mw = kzalloc(sizeof(*mw), GFP_KERNEL);
+	mw = kzalloc(sizeof(*mw), sroce_obj_gfp(udata));
 	if (!mw) {
 		err = -ENOMEM;
 		goto err_count;

@@ -275,7 +275,7 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (IS_ERR(uctx))
 		return PTR_ERR(uctx);
 
-	ref = kzalloc(sizeof(*ref), GFP_KERNEL);
+	ref = kzalloc(sizeof(*ref), sroce_obj_gfp(udata));
 	if (!ref)
 		return -ENOMEM;
 	refcount_set(&ref->count, 1);

@@ -5,7 +5,7 @@
  * sroce_ring_hdr followed by the slots (include/uapi/rdma/sroce-abi.h).
  *
  * The same ring serves kernel consumers: a queue created without a user
- * context lives in vmalloc memory nobody maps, and the same helpers apply.
+ * context lives in memory nobody maps, and the same helpers apply.
  *
  * Memory ordering, as the uapi header states it: a side fills a slot, then
  * publishes it with a release store of its counter (sroce_queue_publish_*);
@@ -32,6 +32,7 @@ struct sroce_queue {
 	u32 num_slots;			/* power of two */
 	u32 slot_shift;
 	size_t len;			/* bytes, a multiple of PAGE_SIZE */
+	struct page **pages;		/* the ring's (owned by mmap if set) */
 	struct sroce_queue_mmap *mmap;	/* NULL if no user maps the ring */
 };
 
