@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /sys/kernel/debug/sroce: object and drop counters for tests and debugging.
- * Debugfs is optional; when it is missing or locked down the counters still
- * count, they are only not visible.
+ * /sys/kernel/debug/sroce: object counts and QP state for tests and
+ * debugging, and the drop and transmit error counters of all devices summed
+ * (stats.c; each device's own are its port's hw_counters).  Debugfs is
+ * optional; when it is missing or locked down the counters still count, they
+ * are only not visible here.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -10,10 +12,9 @@
 #include "debugfs.h"
 #include "dp/loop.h"
 #include "obj/res.h"
+#include "stats.h"
 
 atomic_t sroce_objs[SROCE_OBJ_KINDS];
-atomic64_t sroce_drops[SROCE_DROP_REASONS];
-atomic64_t sroce_tx_errors[SROCE_TX_ERRORS];
 
 static const char *const obj_names[SROCE_OBJ_KINDS] = {
 	[SROCE_OBJ_DEVICE] = "devices",
@@ -29,35 +30,6 @@ static const char *const obj_names[SROCE_OBJ_KINDS] = {
 	[SROCE_OBJ_MCAST] = "mcast_groups",
 	[SROCE_OBJ_SRQ] = "srqs",
 	[SROCE_OBJ_MW] = "mws",
-};
-
-static const char *const drop_names[SROCE_DROP_REASONS] = {
-	[SROCE_DROP_NO_QP] = "no_qp",
-	[SROCE_DROP_NO_DEVICE] = "no_device",
-	[SROCE_DROP_RUNT] = "runt",
-	[SROCE_DROP_IP] = "unsupported_ip",
-	[SROCE_DROP_ICRC] = "bad_icrc",
-	[SROCE_DROP_MALFORMED] = "malformed",
-	[SROCE_DROP_QP_STATE] = "qp_state",
-	[SROCE_DROP_TRANSPORT] = "wrong_transport",
-	[SROCE_DROP_STALE] = "stale",
-	[SROCE_DROP_NO_MEM] = "no_mem",
-	[SROCE_DROP_QKEY] = "bad_qkey",
-	[SROCE_DROP_NO_RECV] = "no_recv_wqe",
-	[SROCE_DROP_LOST_MSG] = "lost_message",
-	[SROCE_DROP_NO_MCAST] = "no_mcast_group",
-	[SROCE_DROP_BCAST] = "bcast",
-	[SROCE_DROP_MCAST_CONN] = "mcast_to_rc_uc",
-	[SROCE_DROP_BAD_SRC] = "bad_src_addr",
-	[SROCE_DROP_BAD_DST] = "bad_dst_addr",
-	[SROCE_DROP_RX_BACKLOG] = "rx_backlog",
-};
-
-static const char *const tx_error_names[SROCE_TX_ERRORS] = {
-	[SROCE_TX_NO_ROUTE] = "no_route",
-	[SROCE_TX_NO_MEM] = "no_mem",
-	[SROCE_TX_DROPPED] = "dropped",
-	[SROCE_TX_BAD_SKB] = "bad_skb",
 };
 
 static struct dentry *sroce_dir;
@@ -78,26 +50,16 @@ static int objects_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(objects);
 
-static void show_counters(struct seq_file *s, const char *const *names,
-			  const atomic64_t *counts, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		seq_printf(s, "%s %lld\n", names[i],
-			   (long long)atomic64_read(&counts[i]));
-}
-
 static int rx_drops_show(struct seq_file *s, void *unused)
 {
-	show_counters(s, drop_names, sroce_drops, SROCE_DROP_REASONS);
+	sroce_stats_show_drops(s);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(rx_drops);
 
 static int tx_errors_show(struct seq_file *s, void *unused)
 {
-	show_counters(s, tx_error_names, sroce_tx_errors, SROCE_TX_ERRORS);
+	sroce_stats_show_tx_errors(s);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(tx_errors);

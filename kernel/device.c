@@ -32,6 +32,7 @@
 #include "obj/qp.h"
 #include "obj/queue.h"
 #include "obj/srq.h"
+#include "stats.h"
 #include "verbs.h"
 
 static DEFINE_MUTEX(link_mutex);
@@ -52,9 +53,13 @@ static void sroce_device_port_sync(struct sroce_dev *sdev)
 		.device = &sdev->ibdev,
 		.element.port_num = 1,
 	};
+	int old;
 
-	if (xchg(&sdev->port_state, state) == state)
+	old = xchg(&sdev->port_state, state);
+	if (old == state)
 		return;
+	if (old == SROCE_PORT_ACTIVE)
+		sroce_stats_inc(sdev, SROCE_STAT_LINK_DOWNED);
 	event.event = state == SROCE_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
 						   IB_EVENT_PORT_ERR;
 	ib_dispatch_event(&event);
@@ -80,6 +85,7 @@ void sroce_device_dealloc_driver(struct ib_device *ibdev)
 		sroce_net_put();
 	if (sdev->ndev)
 		netdev_put(sdev->ndev, &sdev->ndev_tracker);
+	sroce_stats_dev_cleanup(sdev);
 	sroce_obj_put(SROCE_OBJ_DEVICE);
 }
 
@@ -123,6 +129,7 @@ static const struct ib_device_ops *const sroce_device_ops[] = {
 	&sroce_mcast_ops,
 	&sroce_srq_ops,
 	&sroce_post_ops,
+	&sroce_stats_ops,
 };
 
 static void sroce_device_set_ops(struct ib_device *ibdev)
@@ -148,6 +155,9 @@ static int sroce_device_create(const char *name, struct net_device *ndev)
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 
+	err = sroce_stats_dev_init(sdev);
+	if (err)
+		goto err_dealloc;
 	err = sroce_net_get();
 	if (err)
 		goto err_dealloc;

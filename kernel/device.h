@@ -13,6 +13,8 @@
 
 #include "core/port.h"
 
+struct sroce_stats;
+
 /*
  * One sroce RDMA device, bound to one Ethernet netdev for its whole life.
  *
@@ -41,6 +43,8 @@ struct sroce_dev {
 	struct list_head mcast_groups;
 	u32 mcast_count;
 	atomic_long_t rx_backlog;	/* bytes queued on QPs' rxq, dp/exec.c */
+	struct sroce_stats __percpu *stats;	/* counters, stats.h */
+	struct list_head stats_node;	/* in stats.c's list of devices */
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)

@@ -154,6 +154,82 @@ t_local_roce_packets_counted() {
 	expect_drops 30 no_device "$nodev" $((2 * PACKETS))
 }
 
+HWC=$SYS/$DEV/ports/1/hw_counters
+
+hwc() {		# NAME: the hw counter NAME of the device's port
+	cat "$HWC/$1"
+}
+
+# The same packets as above, to guest a's own IPv4 address and to
+# 127.0.0.1, counted on sroce0's port rather than module-wide: the ones for
+# the device are received (rcvd_pkts, rcvd_bytes: BTH, 16 payload bytes and
+# ICRC, 32 bytes each) and dropped as rx_drop_no_qp, exactly once each; the
+# ones for no device move none of the device's counters.
+t_hw_counters_count_drops() {
+	only_in_guest a
+	local noqp pkts bytes
+	noqp=$(hwc rx_drop_no_qp)
+	pkts=$(hwc rcvd_pkts)
+	bytes=$(hwc rcvd_bytes)
+	python3 -S "$LIB/roce_send.py" -n $PACKETS -q $NO_QPN \
+		valid "$SROCE_IP4" "$SROCE_IP4" valid 127.0.0.1 127.0.0.1 ||
+		fail "roce_send.py"
+	wait_until 30 "[ \$((\$(hwc rx_drop_no_qp) - $noqp)) -ge $PACKETS ]" ||
+		fail "rx_drop_no_qp: $noqp -> $(hwc rx_drop_no_qp), expected +$PACKETS"
+	# what no_device or a late duplicate would add, past the cache (10 ms)
+	sleep 1
+	echo "rx_drop_no_qp $noqp -> $(hwc rx_drop_no_qp)," \
+		"rcvd_pkts $pkts -> $(hwc rcvd_pkts), rcvd_bytes $bytes -> $(hwc rcvd_bytes)"
+	expect_eq "$(($(hwc rx_drop_no_qp) - noqp))" "$PACKETS" "rx_drop_no_qp"
+	[ $(($(hwc rcvd_pkts) - pkts)) -ge $PACKETS ] || fail "rcvd_pkts did not grow by $PACKETS"
+	[ $(($(hwc rcvd_bytes) - bytes)) -ge $((32 * PACKETS)) ] ||
+		fail "rcvd_bytes did not grow by $((32 * PACKETS))"
+}
+
+# "rdma statistic show link DEV/1" lists exactly the port's hw_counters, each
+# with the value the file has: between a read of the file before and one
+# after (counters only grow, and the wire may carry something meanwhile).
+# The counters the admin guide documents are all there, and the packets of
+# the cases before have moved some.
+t_rdma_statistic_matches_hw_counters() {
+	only_in_guest a
+	local f name val n=0 files
+	local -A before
+	for f in "$HWC"/*; do
+		before[${f##*/}]=$(cat "$f")
+	done
+	local out
+	out=$(rdma statistic show link "$DEV/1") || fail "rdma statistic show link $DEV/1"
+	echo "$out"
+	sleep 1
+	# "link sroce0/1 NAME VALUE NAME VALUE ..."
+	set -- $out
+	expect_eq "$1 $2" "link $DEV/1" "rdma statistic's link"
+	shift 2
+	while [ $# -ge 2 ]; do
+		name=$1 val=$2
+		shift 2
+		[ -f "$HWC/$name" ] || fail "rdma statistic lists $name, $HWC has no such file"
+		[ "${before[$name]}" -le "$val" ] && [ "$val" -le "$(hwc "$name")" ] ||
+			fail "$name: rdma statistic says $val, the file ${before[$name]} then $(hwc "$name")"
+		n=$((n + 1))
+	done
+	[ $# -eq 0 ] || fail "rdma statistic: stray word '$1'"
+	files=$(find "$HWC" -maxdepth 1 -type f ! -name lifespan | wc -l)
+	expect_eq "$n" "$files" "counters listed by rdma statistic"
+	for name in sent_pkts rcvd_pkts sent_bytes rcvd_bytes rdma_sends \
+		rdma_recvs duplicate_request out_of_seq_request rcvd_rnr_err \
+		send_rnr_err rcvd_seq_err retry_exceeded_err \
+		retry_rnr_exceeded_err completer_retry_err send_err link_downed \
+		req_remote_access_errors resp_remote_access_errors \
+		rx_drop_no_qp rx_drop_bad_icrc rx_drop_runt tx_err_no_route; do
+		[ -f "$HWC/$name" ] || fail "no hw counter $name"
+	done
+	# the packets of the cases before (no QP sent any yet)
+	[ "$(hwc rcvd_pkts)" -gt 0 ] && [ "$(hwc rx_drop_no_qp)" -gt 0 ] ||
+		fail "no packets counted at all"
+}
+
 # res_dump_loop STOPFILE [RUNNER...]: dump every QP with the driver details,
 # as text and JSON, until STOPFILE exists (at most 1000 times); prints the
 # number of dumps and fails if one did.
@@ -258,6 +334,8 @@ ktap_main \
 	t_garbage_datagrams_counted \
 	t_roce_packets_counted \
 	t_local_roce_packets_counted \
+	t_hw_counters_count_drops \
+	t_rdma_statistic_matches_hw_counters \
 	t_qp_churn_under_flood \
 	t_traffic_after_churn \
 	t_res_details_need_cap_net_admin \

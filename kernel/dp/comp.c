@@ -19,13 +19,13 @@
 #include <linux/jiffies.h>
 #include <linux/spinlock.h>
 
-#include "debugfs.h"
 #include "dp/comp.h"
 #include "dp/exec.h"
 #include "dp/req.h"
 #include "dp/sgl.h"
 #include "obj/cq.h"
 #include "obj/qp.h"
+#include "stats.h"
 
 static void sroce_comp_cqe(struct sroce_qp *qp, struct sroce_swqe *w,
 			   enum sroce_wc_status status)
@@ -77,6 +77,10 @@ static void sroce_comp_pop(struct sroce_qp *qp, struct sroce_swqe *w,
 	}
 	if (cqe)
 		sroce_comp_cqe(qp, w, status);
+	if (status == SROCE_WC_SUCCESS && !w->local &&
+	    (w->msg == SROCE_RC_MSG_SEND || w->msg == SROCE_RC_MSG_SEND_IMM ||
+	     w->msg == SROCE_RC_MSG_SEND_INV))
+		sroce_qp_stats_inc(qp, SROCE_STAT_RDMA_SENDS);
 }
 
 /**
@@ -184,10 +188,12 @@ static void sroce_comp_retry(struct sroce_qp *qp, u32 psn)
 	struct sroce_req *req = &qp->req;
 
 	if (!sroce_rc_retry_consume(&req->retry_left, false)) {
+		sroce_qp_stats_inc(qp, SROCE_STAT_RETRY_EXCEEDED);
 		sroce_comp_fail(qp, sroce_comp_find(qp, req->una),
 				SROCE_WC_RETRY_EXC_ERR);
 		return;
 	}
+	sroce_qp_stats_inc(qp, SROCE_STAT_COMP_RETRY);
 	sroce_req_rewind(qp, psn);
 	sroce_req_arm_timer(qp);
 }
@@ -224,6 +230,7 @@ static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_rc_ack *a)
 	struct sroce_req *req = &qp->req;
 
 	if (!sroce_rc_retry_consume(&req->rnr_left, true)) {
+		sroce_qp_stats_inc(qp, SROCE_STAT_RNR_RETRY_EXCEEDED);
 		sroce_comp_fail(qp, sroce_comp_find(qp, a->psn),
 				SROCE_WC_RNR_RETRY_EXC_ERR);
 		return;
@@ -243,7 +250,7 @@ static void sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	sroce_rc_ack_decide(req->una, req->snd_max, pkt->bth.psn,
 			    pkt->aeth.syndrome, &a);
 	if (a.action == SROCE_RC_ACK_STALE) {
-		sroce_drop_count(SROCE_DROP_STALE);
+		sroce_qp_drop(qp, SROCE_DROP_STALE);
 		return;
 	}
 	if (a.acked)
@@ -253,14 +260,18 @@ static void sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 
 	switch (a.action) {
 	case SROCE_RC_ACK_RETRY:
+		sroce_qp_stats_inc(qp, SROCE_STAT_RCVD_SEQ_ERR);
 		if (req->una == a.psn)
 			sroce_comp_retry(qp, a.psn);
 		break;
 	case SROCE_RC_ACK_RNR:
+		sroce_qp_stats_inc(qp, SROCE_STAT_RCVD_RNR);
 		if (req->una == a.psn)
 			sroce_comp_rnr(qp, &a);
 		break;
 	case SROCE_RC_ACK_ERROR:
+		if (a.status == SROCE_WC_REM_ACCESS_ERR)
+			sroce_qp_stats_inc(qp, SROCE_STAT_REQ_ACCESS_ERR);
 		sroce_comp_fail(qp, sroce_comp_find(qp, a.psn), a.status);
 		break;
 	default:
@@ -307,7 +318,7 @@ static struct sroce_swqe *sroce_comp_response_wqe(struct sroce_qp *qp,
  */
 static void sroce_comp_stale_response(struct sroce_qp *qp, u32 psn)
 {
-	sroce_drop_count(SROCE_DROP_STALE);
+	sroce_qp_drop(qp, SROCE_DROP_STALE);
 	if (sroce_psn_before(psn, qp->req.una))
 		sroce_req_arm_timer(qp);
 }
@@ -361,7 +372,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp,
 
 	w = sroce_comp_response_wqe(qp, pkt->bth.psn, &idx);
 	if (!w || w->msg == SROCE_RC_MSG_READ) {
-		sroce_drop_count(SROCE_DROP_STALE);
+		sroce_qp_drop(qp, SROCE_DROP_STALE);
 		return;
 	}
 	wqe = sroce_req_wqe(qp, idx);
@@ -392,7 +403,7 @@ void sroce_comp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 		sroce_comp_atomic_ack(qp, pkt);
 		break;
 	default:
-		sroce_drop_count(SROCE_DROP_STALE);
+		sroce_qp_drop(qp, SROCE_DROP_STALE);
 		break;
 	}
 }

@@ -111,7 +111,6 @@
 
 #include "core/pkt.h"
 
-#include "debugfs.h"
 #include "device.h"
 #include "dp/comp.h"
 #include "dp/exec.h"
@@ -121,6 +120,7 @@
 #include "dp/tx.h"
 #include "dp/ud.h"
 #include "obj/qp.h"
+#include "stats.h"
 
 #define SROCE_EXEC_BUDGET	256	/* packets per run, each direction */
 #define SROCE_EXEC_BUDGET_INLINE 64	/* the same in softirq or a poster */
@@ -232,11 +232,11 @@ static void sroce_exec_unreliable(struct sroce_qp *qp, struct sk_buff *skb,
 				  enum sroce_drop reason)
 {
 	if (!(pkt->op->flags & SROCE_OPF_REQUEST)) {
-		sroce_drop_count(SROCE_DROP_TRANSPORT);
+		sroce_qp_drop(qp, SROCE_DROP_TRANSPORT);
 		return;
 	}
 	if (!sroce_exec_can_receive(qp->state)) {
-		sroce_drop_count(SROCE_DROP_QP_STATE);
+		sroce_qp_drop(qp, SROCE_DROP_QP_STATE);
 		return;
 	}
 	if (qp->ibqp.qp_type == IB_QPT_UC) {
@@ -244,7 +244,7 @@ static void sroce_exec_unreliable(struct sroce_qp *qp, struct sk_buff *skb,
 		return;
 	}
 	if (reason != SROCE_DROP_NONE) {
-		sroce_drop_count(SROCE_DROP_MALFORMED);
+		sroce_qp_drop(qp, SROCE_DROP_MALFORMED);
 		return;
 	}
 	sroce_ud_recv(qp, skb, pkt);
@@ -264,11 +264,11 @@ void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb)
 	reason = sroce_pkt_parse(skb->data, skb->len, &pkt);
 	if (reason != SROCE_DROP_NONE &&
 	    !sroce_pkt_drop_is_request_error(reason)) {
-		sroce_drop_count(SROCE_DROP_MALFORMED);
+		sroce_qp_drop(qp, SROCE_DROP_MALFORMED);
 		goto drop;
 	}
 	if (pkt.op->transport != sroce_qp_transport(qp)) {
-		sroce_drop_count(SROCE_DROP_TRANSPORT);
+		sroce_qp_drop(qp, SROCE_DROP_TRANSPORT);
 		goto drop;
 	}
 	/*
@@ -295,7 +295,7 @@ void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb)
 		sroce_resp_packet(qp, skb, &pkt, reason);
 	} else {
 		if (reason != SROCE_DROP_NONE) {
-			sroce_drop_count(SROCE_DROP_MALFORMED);
+			sroce_qp_drop(qp, SROCE_DROP_MALFORMED);
 			goto drop;
 		}
 		if (state != IB_QPS_RTS && state != IB_QPS_SQD)
@@ -306,7 +306,7 @@ void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb)
 	return;
 
 drop_state:
-	sroce_drop_count(SROCE_DROP_QP_STATE);
+	sroce_qp_drop(qp, SROCE_DROP_QP_STATE);
 drop:
 	kfree_skb(skb);
 }
@@ -452,7 +452,7 @@ static bool sroce_exec_drive(struct sroce_qp *qp, int budget)
 void sroce_exec_rx(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	if (!sroce_exec_rxq_add(qp, skb)) {
-		sroce_drop_count(SROCE_DROP_RX_BACKLOG);
+		sroce_qp_drop(qp, SROCE_DROP_RX_BACKLOG);
 		kfree_skb(skb);
 		return;
 	}

@@ -47,10 +47,10 @@
 
 #include "core/hdr.h"
 #include "core/icrc.h"
-#include "debugfs.h"
 #include "dp/loop.h"
 #include "dp/net.h"
 #include "obj/qp.h"
+#include "stats.h"
 
 #define CREATE_TRACE_POINTS
 #include "dp/loop_trace.h"
@@ -168,7 +168,7 @@ int sroce_loop_xmit(struct sroce_qp *qp, struct sk_buff *skb, bool icrc)
 	local_bh_enable();
 
 	if (unlikely(full)) {
-		sroce_tx_error_count(SROCE_TX_DROPPED);
+		sroce_qp_tx_error(qp, SROCE_TX_DROPPED);
 		kfree_skb(skb);
 		return -ENOBUFS;
 	}

@@ -13,12 +13,12 @@
 #include <linux/skbuff.h>
 #include <net/ipv6.h>
 
-#include "debugfs.h"
 #include "dev_limits.h"
 #include "dp/exec.h"
 #include "dp/mcast_rx.h"
 #include "obj/mcast.h"
 #include "obj/qp.h"
+#include "stats.h"
 
 /* The group a datagram was sent to: its destination IP address. */
 static void sroce_mcast_rx_dest(const struct sk_buff *skb,
@@ -58,13 +58,13 @@ void sroce_mcast_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb)
 			if (copy == skb)
 				skb = NULL;
 		} else {
-			sroce_drop_count(SROCE_DROP_NO_MEM);
+			sroce_drop_count(sdev, SROCE_DROP_NO_MEM);
 		}
 		sroce_qp_put(qp);
 	}
 	if (skb) {
 		if (!nr)
-			sroce_drop_count(SROCE_DROP_NO_MCAST);
+			sroce_drop_count(sdev, SROCE_DROP_NO_MCAST);
 		kfree_skb(skb);
 	}
 }

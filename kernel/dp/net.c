@@ -14,8 +14,9 @@
  * plain IP header and has a valid ICRC, look its destination QP up and hand
  * it to the QP's execution context (exec.h), which has a connected QP's
  * packets checked against its address vector (sroce_net_rx_from_peer()).
- * Every dropped datagram is counted by reason in
- * /sys/kernel/debug/sroce/rx_drops.
+ * Every dropped datagram is counted by reason on its device (stats.h; the
+ * port's hw_counters), one for no device module-wide; debugfs's rx_drops
+ * shows the sums.
  *
  * Transmit (the QP's engine: qp->exec_lock held, BHs off, in softirq or
  * process context): route the QP's address vector, add the UDP and IP
@@ -24,8 +25,8 @@
  * ip_local_out()/ip6_local_out().  A destination address of this host (a
  * local route: how QPs of one host, on the same device or on two, talk to
  * each other) skips the IP stack and goes to same-host delivery
- * (dp/loop.c), which hands it to sroce_net_rx() in softirq.  Failures are
- * counted in /sys/kernel/debug/sroce/tx_errors.
+ * (dp/loop.c), which hands it to sroce_net_rx() in softirq.  Packets sent
+ * and failures are counted on the device (stats.h).
  *
  * Locking: net_mutex serialises users and the socket pointers.  It is taken
  * from newlink and from dealloc_driver only, never under RTNL.  The data
@@ -61,6 +62,7 @@
 #include "dp/mcast_rx.h"
 #include "dp/net.h"
 #include "obj/qp.h"
+#include "stats.h"
 
 /* Any non-zero encap_type makes UDP hand datagrams to encap_rcv. */
 #define SROCE_ENCAP_TYPE 1
@@ -70,9 +72,10 @@ static unsigned int net_users;
 static struct socket *sock4;
 static struct socket *sock6;
 
-static void sroce_net_rx_drop(struct sk_buff *skb, enum sroce_drop_reason why)
+static void sroce_net_rx_drop(struct sroce_dev *sdev, struct sk_buff *skb,
+			      enum sroce_drop_reason why)
 {
-	sroce_drop_count(why);
+	sroce_drop_count(sdev, why);
 	kfree_skb(skb);
 }
 
@@ -197,20 +200,23 @@ static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb,
 	struct sroce_qp *qp;
 
 	if (sroce_net_rx_bcast(skb)) {
-		sroce_net_rx_drop(skb, SROCE_DROP_BCAST);
+		sroce_net_rx_drop(sdev, skb, SROCE_DROP_BCAST);
 		return;
 	}
 	if (!sroce_net_rx_valid(skb, icrc, &why)) {
-		sroce_net_rx_drop(skb, why);
+		sroce_net_rx_drop(sdev, skb, why);
 		return;
 	}
+	/* BTH through ICRC, as sent (sroce_net_xmit()) */
+	sroce_stats_inc(sdev, SROCE_STAT_RCVD_PKTS);
+	sroce_stats_add(sdev, SROCE_STAT_RCVD_BYTES, skb->len);
 	if (sroce_bth_qpn(skb->data) == SROCE_QPN_MULTICAST) {
 		sroce_mcast_rx_deliver(sdev, skb);
 		return;
 	}
 	qp = sroce_qp_get(sdev, sroce_bth_qpn(skb->data));
 	if (!qp) {
-		sroce_net_rx_drop(skb, SROCE_DROP_NO_QP);
+		sroce_net_rx_drop(sdev, skb, SROCE_DROP_NO_QP);
 		return;
 	}
 	sroce_exec_rx(qp, skb);
@@ -250,7 +256,7 @@ bool sroce_net_rx_from_peer(struct sroce_qp *qp, const struct sk_buff *skb)
 					  qp->av.daddr.s6_addr);
 	if (v == SROCE_ADDR_OK)
 		return true;
-	sroce_drop_count(why[v]);
+	sroce_qp_drop(qp, why[v]);
 	return false;
 }
 
@@ -269,7 +275,7 @@ void sroce_net_rx(struct sk_buff *skb, bool icrc)
 	struct ib_device *ibdev = sroce_net_rx_ibdev(skb);
 
 	if (!ibdev) {
-		sroce_net_rx_drop(skb, SROCE_DROP_NO_DEVICE);
+		sroce_net_rx_drop(NULL, skb, SROCE_DROP_NO_DEVICE);
 		return;
 	}
 	sroce_net_rx_deliver(to_sroce_dev(ibdev), skb, icrc);
@@ -327,7 +333,7 @@ struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp,
 	if (unlikely(!skb))
 		skb = alloc_skb(size, GFP_ATOMIC | __GFP_NOWARN);
 	if (unlikely(!skb)) {
-		sroce_tx_error_count(SROCE_TX_NO_MEM);
+		sroce_qp_tx_error(qp, SROCE_TX_NO_MEM);
 		return NULL;
 	}
 	skb_reserve(skb, headroom);
@@ -540,10 +546,10 @@ static int sroce_net_xmit_local(struct sroce_qp *qp,
 	return sroce_loop_xmit(qp, skb, icrc);
 }
 
-static int sroce_net_tx_fail(struct sk_buff *skb, enum sroce_tx_error why,
-			     int err)
+static int sroce_net_tx_fail(struct sroce_qp *qp, struct sk_buff *skb,
+			     enum sroce_tx_error why, int err)
 {
-	sroce_tx_error_count(why);
+	sroce_qp_tx_error(qp, why);
 	kfree_skb(skb);
 	return err;
 }
@@ -594,6 +600,15 @@ static struct dst_entry *sroce_net_route(struct sroce_qp *qp,
 	return dst;
 }
 
+/* A packet handed on; len is its BTH through ICRC, as rcvd_bytes counts. */
+static void sroce_net_count_sent(struct sroce_qp *qp, unsigned int len)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+
+	sroce_stats_inc(sdev, SROCE_STAT_SENT_PKTS);
+	sroce_stats_add(sdev, SROCE_STAT_SENT_BYTES, len);
+}
+
 void sroce_net_forget_route(struct sroce_qp *qp)
 {
 	dst_release(qp->tx_dst);
@@ -605,25 +620,33 @@ int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 {
 	__be16 sport = sroce_net_sport(qp, av, dest_qpn);
 	struct dst_entry *dst;
+	unsigned int len;
 	int err;
 
 	lockdep_assert_held(&qp->exec_lock);
 	if (WARN_ON_ONCE(!sroce_net_skb_ok(av, skb)))
-		return sroce_net_tx_fail(skb, SROCE_TX_BAD_SKB, -EINVAL);
+		return sroce_net_tx_fail(qp, skb, SROCE_TX_BAD_SKB, -EINVAL);
 
 	dst = sroce_net_route(qp, av, sport);
 	if (IS_ERR(dst))
-		return sroce_net_tx_fail(skb, SROCE_TX_NO_ROUTE, PTR_ERR(dst));
+		return sroce_net_tx_fail(qp, skb, SROCE_TX_NO_ROUTE,
+					 PTR_ERR(dst));
 	skb_dst_set(skb, dst);
 
 	skb_put(skb, SROCE_ICRC_LEN);
+	len = skb->len;
 	sroce_net_push_udp(skb, sport);
 	if (av->v4)
 		sroce_net_push_ip4(skb, av, dst);
 	else
 		sroce_net_push_ip6(skb, av, dst);
-	if (sroce_loop_route_local(dst, av->v4))
-		return sroce_net_xmit_local(qp, av, skb);
+	if (sroce_loop_route_local(dst, av->v4)) {
+		/* sroce_loop_xmit() counts its own failure */
+		err = sroce_net_xmit_local(qp, av, skb);
+		if (!err)
+			sroce_net_count_sent(qp, len);
+		return err;
+	}
 	sroce_net_put_icrc(skb);
 
 	/* The stack frees the skb whatever happens. */
@@ -633,9 +656,10 @@ int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 		err = ip6_local_out(&init_net, NULL, skb);
 	err = net_xmit_eval(err);
 	if (unlikely(err)) {
-		sroce_tx_error_count(SROCE_TX_DROPPED);
+		sroce_qp_tx_error(qp, SROCE_TX_DROPPED);
 		return err < 0 ? err : -ENOBUFS;
 	}
+	sroce_net_count_sent(qp, len);
 	return 0;
 }
 

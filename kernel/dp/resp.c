@@ -42,7 +42,6 @@
 
 #include "core/uc.h"
 
-#include "debugfs.h"
 #include "device.h"
 #include "dp/exec.h"
 #include "dp/resp.h"
@@ -53,6 +52,7 @@
 #include "obj/mw.h"
 #include "obj/qp.h"
 #include "obj/srq.h"
+#include "stats.h"
 
 #define SROCE_RESP_READ_BURST	64
 
@@ -170,6 +170,8 @@ static void sroce_resp_cqe(struct sroce_qp *qp, enum sroce_wc_status status,
 	/* a completion lost to a full CQ can only be reported by an event */
 	if (sroce_cq_post(to_sroce_cq(qp->ibqp.recv_cq), &cqe, solicited))
 		sroce_exec_set_error_event(qp, IB_EVENT_QP_FATAL);
+	else if (status == SROCE_WC_SUCCESS)
+		sroce_qp_stats_inc(qp, SROCE_STAT_RDMA_RECVS);
 }
 
 /* IBTA 11.6.3.1: the affiliated error of a request refused with nak_code. */
@@ -199,6 +201,8 @@ static void sroce_resp_fatal_at(struct sroce_qp *qp, u32 psn, u8 nak_code,
 	/* UC: the caller drops the message, keeping its receive WQE */
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return;
+	if (nak_code == SROCE_NAK_REM_ACCESS_ERR)
+		sroce_qp_stats_inc(qp, SROCE_STAT_RESP_ACCESS_ERR);
 	reported = qp->resp.have_rwqe;
 	if (reported)
 		sroce_resp_cqe(qp, recv_status, IB_WC_RECV, 0, 0, 0, false);
@@ -234,9 +238,10 @@ static bool sroce_resp_take_rq(struct sroce_qp *qp)
 static void sroce_resp_no_rwqe(struct sroce_qp *qp)
 {
 	if (qp->ibqp.qp_type != IB_QPT_RC) {
-		sroce_drop_count(SROCE_DROP_NO_RECV);
+		sroce_qp_drop(qp, SROCE_DROP_NO_RECV);
 		return;
 	}
+	sroce_qp_stats_inc(qp, SROCE_STAT_SEND_RNR);
 	sroce_resp_nak(qp, SROCE_AETH_RNR_NAK, qp->min_rnr_timer);
 	/* packets already behind it must not cut the wait short */
 	qp->resp.st.nak_sent = true;
@@ -639,7 +644,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 	case SROCE_KIND_READ_REQ:
 		if (!(qp->access & IB_ACCESS_REMOTE_READ) ||
 		    !sroce_resp_read(qp, pkt))
-			sroce_drop_count(SROCE_DROP_STALE);
+			sroce_qp_drop(qp, SROCE_DROP_STALE);
 		return;
 	case SROCE_KIND_CMP_SWAP:
 	case SROCE_KIND_FETCH_ADD:
@@ -651,7 +656,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 				return;
 			}
 		}
-		sroce_drop_count(SROCE_DROP_STALE);
+		sroce_qp_drop(qp, SROCE_DROP_STALE);
 		return;
 	default:
 		/* the ACK was lost: acknowledge everything received again */
@@ -678,9 +683,11 @@ void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 		}
 		return;
 	case SROCE_RC_RESP_DUPLICATE:
+		sroce_qp_stats_inc(qp, SROCE_STAT_DUP_REQ);
 		sroce_resp_duplicate(qp, pkt);
 		return;
 	case SROCE_RC_RESP_NAK_SEQ:
+		sroce_qp_stats_inc(qp, SROCE_STAT_OUT_OF_SEQ_REQ);
 		sroce_resp_nak(qp, SROCE_AETH_NAK, SROCE_NAK_PSN_SEQ_ERR);
 		resp->st.nak_sent = true;
 		return;
@@ -689,7 +696,7 @@ void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 				 SROCE_WC_REM_INV_REQ_ERR);
 		return;
 	default:
-		sroce_drop_count(SROCE_DROP_STALE);
+		sroce_qp_drop(qp, SROCE_DROP_STALE);
 		return;
 	}
 }
@@ -714,7 +721,7 @@ void sroce_resp_uc_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 	lockdep_assert_held(&qp->exec_lock);
 	if (sroce_uc_resp_decide(&resp->st, pkt, reason, &lost) !=
 	    SROCE_UC_RESP_EXECUTE) {
-		sroce_drop_count(SROCE_DROP_LOST_MSG);
+		sroce_qp_drop(qp, SROCE_DROP_LOST_MSG);
 		return;
 	}
 	if (!sroce_resp_execute(qp, skb, pkt)) {
@@ -723,7 +730,7 @@ void sroce_resp_uc_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 		 * the rest of this one is dropped.
 		 */
 		resp->st.seq = SROCE_RC_SEQ_IDLE;
-		sroce_drop_count(SROCE_DROP_LOST_MSG);
+		sroce_qp_drop(qp, SROCE_DROP_LOST_MSG);
 		return;
 	}
 	sroce_rc_resp_advance(&resp->st, pkt, qp->pmtu);

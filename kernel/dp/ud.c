@@ -22,13 +22,13 @@
 #include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 
-#include "debugfs.h"
 #include "dp/exec.h"
 #include "dp/resp.h"
 #include "dp/sgl.h"
 #include "dp/ud.h"
 #include "obj/cq.h"
 #include "obj/qp.h"
+#include "stats.h"
 
 #define SROCE_UD_GRH_LEN	40
 
@@ -86,7 +86,7 @@ void sroce_ud_recv(struct sroce_qp *qp, const struct sk_buff *skb,
 
 	lockdep_assert_held(&qp->exec_lock);
 	if (pkt->deth.qkey != qp->qkey) {
-		sroce_drop_count(SROCE_DROP_QKEY);
+		sroce_qp_drop(qp, SROCE_DROP_QKEY);
 		return;
 	}
 	/* from the RQ or the SRQ, and well-formed */
@@ -106,4 +106,6 @@ void sroce_ud_recv(struct sroce_qp *qp, const struct sk_buff *skb,
 	if (sroce_cq_post(to_sroce_cq(qp->ibqp.recv_cq), &cqe, pkt->bth.se) ||
 	    (status != SROCE_WC_SUCCESS && status != SROCE_WC_LOC_LEN_ERR))
 		sroce_exec_set_error(qp);
+	else if (status == SROCE_WC_SUCCESS)
+		sroce_qp_stats_inc(qp, SROCE_STAT_RDMA_RECVS);
 }

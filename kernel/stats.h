@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SROCE_STATS_H
+#define SROCE_STATS_H
+
+#include <linux/percpu.h>
+#include <linux/types.h>
+
+#include "device.h"
+
+/*
+ * Why the receive path dropped a packet.  Counted per device (the port's
+ * hw_counters, "rdma statistic") except SROCE_DROP_NO_DEVICE, which by
+ * definition has no device and is counted module-wide; debugfs's rx_drops
+ * shows every reason summed over all devices, present and past.
+ */
+enum sroce_drop_reason {
+	SROCE_DROP_NO_QP,	/* no QP with the BTH's destination number */
+	SROCE_DROP_RUNT,	/* shorter than a BTH and an ICRC */
+	SROCE_DROP_IP,		/* IPv4 with options: no ICRC defined */
+	SROCE_DROP_ICRC,	/* ICRC mismatch */
+	SROCE_DROP_MALFORMED,	/* refused by sroce_pkt_parse() */
+	SROCE_DROP_QP_STATE,	/* the QP cannot receive in its state */
+	SROCE_DROP_TRANSPORT,	/* opcode of another transport than the QP's */
+	SROCE_DROP_STALE,	/* duplicate or out-of-window, nothing to do */
+	SROCE_DROP_NO_MEM,	/* could not be made linear and private */
+	SROCE_DROP_QKEY,	/* UD: Q_Key of another QP */
+	SROCE_DROP_NO_RECV,	/* UD, UC: no receive WQE posted */
+	SROCE_DROP_LOST_MSG,	/* UC: part of a message whose packets were lost */
+	SROCE_DROP_NO_MCAST,	/* multicast to a group no QP has joined */
+	SROCE_DROP_BCAST,	/* sent to a broadcast address */
+	SROCE_DROP_MCAST_CONN,	/* RC, UC: sent to a multicast group */
+	SROCE_DROP_BAD_SRC,	/* RC, UC: not from the address vector's DGID */
+	SROCE_DROP_BAD_DST,	/* RC, UC: not to the QP's SGID */
+	SROCE_DROP_RX_BACKLOG,	/* the QP's or the device's backlog is full */
+	SROCE_DROP_DEV_REASONS,	/* the reasons counted per device */
+	/* arrived on a netdev without sroce device: module-wide */
+	SROCE_DROP_NO_DEVICE = SROCE_DROP_DEV_REASONS,
+	SROCE_DROP_REASONS,
+};
+
+/* Why the transmit path could not send a packet; per device. */
+enum sroce_tx_error {
+	SROCE_TX_NO_ROUTE,	/* no unicast route to the destination */
+	SROCE_TX_NO_MEM,	/* no skb */
+	SROCE_TX_DROPPED,	/* refused by the IP stack (too big, filter, qdisc) */
+	SROCE_TX_BAD_SKB,	/* not as sroce_net_alloc_skb() made it */
+	SROCE_TX_ERRORS,
+};
+
+/*
+ * A device's counters, each one of its port's hw_counters.  The names and
+ * meanings are in stats.c and Documentation/admin-guide.md.
+ */
+enum sroce_stat {
+	SROCE_STAT_SENT_PKTS,
+	SROCE_STAT_RCVD_PKTS,
+	SROCE_STAT_SENT_BYTES,
+	SROCE_STAT_RCVD_BYTES,
+	SROCE_STAT_RDMA_SENDS,
+	SROCE_STAT_RDMA_RECVS,
+	SROCE_STAT_DUP_REQ,
+	SROCE_STAT_OUT_OF_SEQ_REQ,
+	SROCE_STAT_RCVD_RNR,
+	SROCE_STAT_SEND_RNR,
+	SROCE_STAT_RCVD_SEQ_ERR,
+	SROCE_STAT_RETRY_EXCEEDED,
+	SROCE_STAT_RNR_RETRY_EXCEEDED,
+	SROCE_STAT_COMP_RETRY,
+	SROCE_STAT_SEND_ERR,
+	SROCE_STAT_LINK_DOWNED,
+	SROCE_STAT_REQ_ACCESS_ERR,
+	SROCE_STAT_RESP_ACCESS_ERR,
+	SROCE_STAT_DROP,	/* SROCE_DROP_DEV_REASONS drop reasons */
+	SROCE_STAT_TX_ERROR = SROCE_STAT_DROP + SROCE_DROP_DEV_REASONS,
+	SROCE_STATS = SROCE_STAT_TX_ERROR + SROCE_TX_ERRORS,
+};
+
+/*
+ * One CPU's share of a device's counters.  Writers only ever add to their
+ * own CPU's copy (this_cpu ops, safe from any context); a reader sums all
+ * CPUs' copies, so a read may miss increments in flight but never tears a
+ * count on the 64-bit kernels sroce builds for.
+ */
+struct sroce_stats {
+	u64 count[SROCE_STATS];
+};
+
+static inline void sroce_stats_add(struct sroce_dev *sdev, enum sroce_stat s,
+				   u64 n)
+{
+	this_cpu_add(sdev->stats->count[s], n);
+}
+
+static inline void sroce_stats_inc(struct sroce_dev *sdev, enum sroce_stat s)
+{
+	this_cpu_inc(sdev->stats->count[s]);
+}
+
+void sroce_stats_no_device_drop(void);
+
+/*
+ * A received packet dropped, counted on the device it was for; sdev is
+ * NULL (and ignored) for SROCE_DROP_NO_DEVICE only.
+ */
+static inline void sroce_drop_count(struct sroce_dev *sdev,
+				    enum sroce_drop_reason why)
+{
+	if (unlikely(why == SROCE_DROP_NO_DEVICE))
+		sroce_stats_no_device_drop();
+	else
+		sroce_stats_inc(sdev, SROCE_STAT_DROP + why);
+}
+
+/* A packet not sent: counted by reason and in send_err. */
+static inline void sroce_tx_error_count(struct sroce_dev *sdev,
+					enum sroce_tx_error why)
+{
+	sroce_stats_inc(sdev, SROCE_STAT_TX_ERROR + why);
+	sroce_stats_inc(sdev, SROCE_STAT_SEND_ERR);
+}
+
+/* The same for a QP's device (qp: struct sroce_qp *). */
+#define sroce_qp_stats_inc(qp, s) \
+	sroce_stats_inc(to_sroce_dev((qp)->ibqp.device), (s))
+#define sroce_qp_drop(qp, why) \
+	sroce_drop_count(to_sroce_dev((qp)->ibqp.device), (why))
+#define sroce_qp_tx_error(qp, why) \
+	sroce_tx_error_count(to_sroce_dev((qp)->ibqp.device), (why))
+
+struct seq_file;
+
+int sroce_stats_dev_init(struct sroce_dev *sdev);
+void sroce_stats_dev_cleanup(struct sroce_dev *sdev);
+void sroce_stats_show_drops(struct seq_file *s);
+void sroce_stats_show_tx_errors(struct seq_file *s);
+
+extern const struct ib_device_ops sroce_stats_ops;
+
+#endif /* SROCE_STATS_H */
