@@ -172,3 +172,4 @@ static const struct ktest_module t_module = {
 
 KTEST_MODULE(struct t_ctx, t_module);
 MODULE_DESCRIPTION("sroce test: kernel CQs and reused QP numbers");
+MODULE_LICENSE("GPL");
