@@ -10,8 +10,10 @@
  * registration; QP b, a's peer, answers.  A kernel thread posts LOCAL_INV
  * and IB_WR_REG_MR on QP c (connected to itself) in a loop, alternating
  * between buffer one (T_PAGES pages) and buffer two (one page, other bytes)
- * under the next key byte each time, so registrations change while READ
- * responses are being built on another CPU.  Every READ must complete
+ * under the next key byte each time; it invalidates buffer one at a random
+ * point between a READ's post and twice a READ's usual duration after it,
+ * so registrations change while READ responses are being built on another
+ * CPU, and some READs finish first.  Every READ must complete
  * either successfully with exactly buffer one's bytes, or with a remote
  * access error (its rkey stopped being valid), after which a and b are
  * reconnected.  Steps: setup, reads_complete, both_outcomes,
@@ -20,6 +22,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kthread.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -54,6 +57,8 @@ struct t_ctx {
 	u8 *dst;		/* a's READ target, through the DMA lkey */
 	u64 dst_dma;
 	u32 rkey_one;		/* latest key of buffer one's registration */
+	atomic_t reads_posted;
+	u32 read_us;		/* how long a successful READ takes, smoothed */
 	bool registrar_failed;
 	unsigned long cycles;	/* registrar: registrations of buffer one */
 	struct ktest_log log;
@@ -139,20 +144,37 @@ static bool t_invalidate(struct t_ctx *t)
 }
 
 /*
- * The registrar: buffer one for a while (READs get through), then buffer
- * two, each under a new key; the pauses are short and irregular so that
- * the changes land at any point of a READ's response.
+ * Wait until a READ was posted since posted was read, then for a random
+ * time up to twice what a READ takes: the invalidation that follows lands
+ * before, during or after the READ's response, on any kernel's speed.
+ */
+static void t_registrar_wait(struct t_ctx *t, int posted)
+{
+	u32 us;
+
+	while (atomic_read(&t->reads_posted) == posted &&
+	       !kthread_should_stop())
+		usleep_range(20, 50);
+	us = get_random_u32() % (2 * READ_ONCE(t->read_us) + 1);
+	usleep_range(us, us + 20);
+}
+
+/*
+ * The registrar: buffer one until a READ has been posted and for a random
+ * part of its time, then buffer two, each under a new key.
  */
 static int t_registrar(void *arg)
 {
 	struct t_ctx *t = arg;
+	int posted;
 
 	while (!kthread_should_stop()) {
+		posted = atomic_read(&t->reads_posted);
 		if (!t_register(t, &t->one))
 			break;
 		WRITE_ONCE(t->rkey_one, t->mr->rkey);
 		t->cycles++;
-		usleep_range(20 + get_random_u32() % 400, 500);
+		t_registrar_wait(t, posted);
 		if (!t_invalidate(t) || !t_register(t, &t->two))
 			break;
 		usleep_range(10, 50);
@@ -243,9 +265,13 @@ static void t_read(struct t_ctx *t, u32 rkey, u64 wr_id, struct t_tally *n)
 		.rkey = rkey,
 	};
 	struct ib_wc wc = {};
+	ktime_t start;
 	size_t i;
+	u32 us;
 
 	memset(t->dst, 0, T_READ_LEN);
+	start = ktime_get();
+	atomic_inc(&t->reads_posted);
 	if (ib_post_send(t->p.qp_a, &wr.wr, NULL) ||
 	    !ktest_poll(t->p.cq_a, &wc, T_WAIT_MS) || wc.wr_id != wr_id) {
 		pr_err("READ %llu: not posted or no completion\n", wr_id);
@@ -268,6 +294,8 @@ static void t_read(struct t_ctx *t, u32 rkey, u64 wr_id, struct t_tally *n)
 		return;
 	}
 	n->ok++;
+	us = ktime_us_delta(ktime_get(), start);
+	WRITE_ONCE(t->read_us, (3 * READ_ONCE(t->read_us) + us) / 4);
 	for (i = 0; i < T_READ_LEN; i++) {
 		if (t->dst[i] != t_byte(1, i)) {
 			if (!n->foreign)
@@ -287,6 +315,7 @@ static void t_run(void *arg)
 	unsigned int i;
 	u32 rkey;
 
+	t->read_us = 1000;
 	registrar = kthread_run(t_registrar, t, "sroce_frmr_race");
 	if (IS_ERR(registrar)) {
 		ktest_report(&t->log, false, "reads_complete", "no registrar");
