@@ -209,20 +209,23 @@ t_wire_decodes_as_roce_v2() {
 
 # ---- recovery across drivers ------------------------------------------------
 
-# 2 % of the RoCE packets guest a sends are lost (selftests/lib/netem.sh):
-# the ACKs of guest b's RDMA WRITEs and the READ responses, and the
-# ping-pong server's messages and ACKs; the other driver's requester in b
-# retransmits, and a's responder answers the duplicates.  selftests/run
-# runs this suite with the drivers both ways round, so each driver
-# recovers from the other's losses.
+# 2 % of the RoCE packets each guest sends are lost (selftests/lib/netem.sh):
+# guest b's RDMA WRITEs, READ requests and ping-pong messages, so a's
+# responder sees gaps and asks for a resend (a PSN sequence NAK) or lets
+# the requester time out; and a's ACKs, READ responses and ping-pong
+# messages, so b's requester retransmits and a's responder answers the
+# duplicates.  selftests/run runs this suite with the drivers both ways
+# round, so each driver recovers from the other's losses as requester and
+# as responder.  During the ping-pong the ACKs are spared (netem.sh says
+# why).
 t_netem_loss() {
 	local port failed=()
 	port=$(port_of 25)
-	netem_begin loss 2%
+	netem_begin --both loss 2%
 	rt_sides_pair ipv4 || fail "no GID"
 	rt_perf "$KTAP_CASE.write" "$port" bw ib_write_bw -s 65536 -n 10 || failed+=("ib_write_bw -s 65536")
 	rt_perf "$KTAP_CASE.read" $((port + 2)) bw ib_read_bw -s 65536 -n 10 || failed+=("ib_read_bw -s 65536")
-	rt_pingpong "$KTAP_CASE.pingpong" $((port + 4)) -c -s 4097 -n 50 || failed+=("ibv_rc_pingpong -c -s 4097")
+	netem_pingpong "$KTAP_CASE.pingpong" $((port + 4)) -c -s 4097 -n 50 || failed+=("ibv_rc_pingpong -c -s 4097")
 	netem_seen 50 || failed+=("netem saw too few packets")
 	[ ${#failed[@]} -eq 0 ] || fail "under netem loss 2%: ${failed[*]}"
 }

@@ -7,15 +7,15 @@
 
 # The degraded side is guest a, where the servers run: what it loses are
 # the ACKs and READ responses of the clients' requests and the ping-pong
-# server's messages.  perftest ends with a TCP handshake after each side
-# has all its completions, so any lost packet is recovered while both QPs
-# live.  ibv_rc_pingpong has no such handshake: each side exits once its
-# last SEND is acknowledged and its last message received, so a lost final
-# ACK makes the peer retry into a QP that no longer exists (retries
-# exceeded although nothing is wrong).  The server's last message is
-# acknowledged by b, whose egress is clean; the ACK of the client's last
-# message comes from a, so during a ping-pong a's ACKs are spared
-# (netem_spare_acks).  Not guest b's egress for the same reason.
+# server's messages.  With netem_begin --both guest b's egress is degraded
+# too, so the clients' requests are lost as well and each responder must
+# recover from gaps in the request stream.  perftest ends with a TCP
+# handshake after each side has all its completions, so any lost packet is
+# recovered while both QPs live.  ibv_rc_pingpong has no such handshake:
+# each side exits once its last SEND is acknowledged and its last message
+# received, so a lost final ACK makes the peer retry into a QP that no
+# longer exists (retries exceeded although nothing is wrong).  So during a
+# ping-pong the ACKs of every degraded guest are spared (netem_spare_acks).
 
 # netem_on NETEM-ARGS...: degrade the RoCE v2 packets this guest sends to
 # queue pairs other than QP1: a prio qdisc at the root sends UDP to port 4791
@@ -55,16 +55,17 @@ netem_unspare_acks() {
 	tc filter del dev "$IF" parent 1: prio 25
 }
 
-# netem_pingpong ARGS...: rt_pingpong with guest a's ACKs spared (see the
-# head of this file); the spared ACKs are counted in the plain band
+# netem_pingpong ARGS...: rt_pingpong with this guest's ACKs spared if its
+# egress is degraded (see the head of this file); the spared ACKs are
+# counted in the plain band
 netem_pingpong() {
 	local rc
-	if [ "$SROCE_ROLE" = a ]; then
+	if [ -n "$NETEM_HERE" ]; then
 		netem_spare_acks || { echo "cannot spare the ACKs from netem"; return 1; }
 	fi
 	rt_pingpong "$@"
 	rc=$?
-	if [ "$SROCE_ROLE" = a ]; then
+	if [ -n "$NETEM_HERE" ]; then
 		netem_unspare_acks || { echo "cannot stop sparing the ACKs"; rc=1; }
 	fi
 	return "$rc"
@@ -74,22 +75,31 @@ netem_off() {
 	tc qdisc del dev "$IF" root 2>/dev/null || true
 }
 
-# netem_begin NETEM-ARGS...: in guest a, degrade its egress (undone when
-# the case's shell exits); both guests then meet at a barrier.
+# netem_begin [--both] NETEM-ARGS...: in guest a (with --both, in each
+# guest), degrade its egress (undone when the case's shell exits) and set
+# NETEM_HERE; both guests then meet at a barrier.
 netem_begin() {
-	if [ "$SROCE_ROLE" = a ]; then
+	local both=
+	if [ "$1" = --both ]; then
+		both=1
+		shift
+	fi
+	NETEM_HERE=
+	if [ "$SROCE_ROLE" = a ] || [ -n "$both" ]; then
 		trap netem_off EXIT
 		netem_on "$@" || fail "cannot set up netem $*"
-		echo "guest a, $IF egress: RoCE v2 to QPs other than 1 through netem $*"
+		NETEM_HERE=1
+		echo "guest $SROCE_ROLE, $IF egress: RoCE v2 to QPs other than 1 through netem $*"
 	fi
 	tb_barrier "$KTAP_CASE.netem" 60 || fail "the peer did not get here"
 }
 
-# netem_seen MIN: in guest a, true if netem handled more than MIN packets
-# (the filter caught the RoCE traffic); prints the qdisc statistics.
+# netem_seen MIN: where netem_begin degraded the egress, true if netem
+# handled more than MIN packets (the filter caught the RoCE traffic);
+# prints the qdisc statistics.
 netem_seen() {
 	local stats pkts
-	[ "$SROCE_ROLE" = a ] || return 0
+	[ -n "$NETEM_HERE" ] || return 0
 	stats=$(tc -s qdisc show dev "$IF")
 	echo "$stats"
 	pkts=$(echo "$stats" | awk '/^qdisc netem/ { n = 1; next } n && $1 == "Sent" { print $4; exit }')
