@@ -105,6 +105,23 @@ protected:
 		ASSERT_TRUE(connect(b.qp.get(), a->qp_num, gid_, gid_index_));
 	}
 
+	// A connected pair with a 64-byte source and destination registered.
+	struct Small {
+		End a, b;
+		Buffer src{64}, dst{64};
+		Mr smr, dmr;
+	};
+
+	void small_pair(Small &t)
+	{
+		ASSERT_NO_FATAL_FAILURE(pair(t.a, t.b));
+		t.smr.reset(ibv_reg_mr(pd_.get(), t.src.data(), t.src.size(),
+				       kMrAll));
+		t.dmr.reset(ibv_reg_mr(pd_.get(), t.dst.data(), t.dst.size(),
+				       kMrAll));
+		ASSERT_TRUE(t.smr && t.dmr) << std::strerror(errno);
+	}
+
 	static int post_recv(ibv_qp *q, uint64_t id, ibv_sge sge)
 	{
 		ibv_recv_wr wr{}, *bad = nullptr;
@@ -188,12 +205,9 @@ TEST_F(Stats, SendsAreCountedAsMessagesPacketsAndBytes)
 // on both sides of the exchange, which here are the same device.
 TEST_F(Stats, BadRkeyWriteCountsRemoteAccessErrors)
 {
-	End a, b;
-	ASSERT_NO_FATAL_FAILURE(pair(a, b));
-	Buffer src(64), dst(64);
-	Mr smr(ibv_reg_mr(pd_.get(), src.data(), src.size(), kMrAll));
-	Mr dmr(ibv_reg_mr(pd_.get(), dst.data(), dst.size(), kMrAll));
-	ASSERT_TRUE(smr && dmr) << std::strerror(errno);
+	Small t;
+	ASSERT_NO_FATAL_FAILURE(small_pair(t));
+	auto &[a, b, src, dst, smr, dmr] = t;
 
 	const long req = hw_counter("req_remote_access_errors");
 	const long resp = hw_counter("resp_remote_access_errors");
@@ -218,12 +232,9 @@ TEST_F(Stats, BadRkeyWriteCountsRemoteAccessErrors)
 // requester waits and retries (rnr_retry 7: for ever) until one is posted.
 TEST_F(Stats, SendWithoutReceiveCountsRnrNaks)
 {
-	End a, b;
-	ASSERT_NO_FATAL_FAILURE(pair(a, b));
-	Buffer src(64), dst(64);
-	Mr smr(ibv_reg_mr(pd_.get(), src.data(), src.size(), kMrAll));
-	Mr dmr(ibv_reg_mr(pd_.get(), dst.data(), dst.size(), kMrAll));
-	ASSERT_TRUE(smr && dmr) << std::strerror(errno);
+	Small t;
+	ASSERT_NO_FATAL_FAILURE(small_pair(t));
+	auto &[a, b, src, dst, smr, dmr] = t;
 
 	const long sent = hw_counter("send_rnr_err");
 	const long rcvd = hw_counter("rcvd_rnr_err");
