@@ -570,7 +570,8 @@ static bool sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	const struct sroce_atomic_eth *ae = &pkt->atomic;
 	struct sroce_atomic_res *res;
 	struct sroce_mr *mr;
-	u64 *p, orig;
+	u64 orig;
+	int err;
 
 	if (!sroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_ATOMIC))
 		return false;
@@ -582,20 +583,18 @@ static bool sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 		return false;
 	}
 	spin_lock_bh(&sroce_resp_atomic_lock);
-	p = sroce_mr_atomic_map(mr, ae->va);
-	if (p) {
-		orig = READ_ONCE(*p);
-		if (pkt->op->kind == SROCE_KIND_FETCH_ADD)
-			WRITE_ONCE(*p, orig + ae->swap_add);
-		else if (orig == ae->compare)
-			WRITE_ONCE(*p, ae->swap_add);
-		sroce_mr_atomic_unmap(mr, p);
-	}
+	err = sroce_mr_atomic(mr, ae->va, pkt->op->kind == SROCE_KIND_FETCH_ADD,
+			      ae->compare, ae->swap_add, &orig);
 	spin_unlock_bh(&sroce_resp_atomic_lock);
 	sroce_mr_put(mr);
-	if (!p) {
+	if (err == -EINVAL) {		/* a misaligned address */
 		sroce_resp_fatal(qp, SROCE_NAK_INVALID_REQ,
 				 SROCE_WC_REM_INV_REQ_ERR);
+		return false;
+	}
+	if (err) {	/* a fast-register MR invalidated since the lookup */
+		sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
+				 SROCE_WC_REM_ACCESS_ERR);
 		return false;
 	}
 	resp->msn = sroce_psn_add(resp->msn, 1);

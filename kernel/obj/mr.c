@@ -24,11 +24,11 @@
  *    DMA MR but ref is set before publication and never changes afterwards,
  *    so holders read them without locks.  The state of a fast-register MR
  *    changes under mr->lock; sroce_mr_get() checks it under the lock, and
- *    so does every copy through it, which holds the lock while it copies:
- *    an invalidation (or the next registration) waits for the copy in
- *    progress, and a copy after it fails instead of touching pages the ULP
- *    may have reused.  Copies are at most a packet's payload (the path
- *    MTU), so the lock is held for a few microseconds.
+ *    so does every copy or atomic through it, which holds the lock while
+ *    it touches the pages: an invalidation (or the next registration)
+ *    waits for the copy in progress, and a copy after it fails instead of
+ *    touching pages the ULP may have reused.  Copies are at most a packet's
+ *    payload (the path MTU), so the lock is held for a few microseconds.
  *  - A memory window bound to an MR counts in num_mw (under mr->lock, taken
  *    inside the window's lock); dereg refuses an MR with bound windows
  *    (EBUSY) and marks it dying first, so no bind slips in after the check.
@@ -746,36 +746,77 @@ int sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u64 len,
 	return 0;
 }
 
+/* Apply an atomic to the word at @p; returns the word's previous value. */
+static u64 sroce_mr_atomic_apply(u64 *p, bool fetch_add, u64 compare,
+				 u64 swap_add)
+{
+	u64 orig = READ_ONCE(*p);
+
+	if (fetch_add)
+		WRITE_ONCE(*p, orig + swap_add);
+	else if (orig == compare)
+		WRITE_ONCE(*p, swap_add);
+	return orig;
+}
+
+/* An atomic through a fast-register MR, under mr->lock like a copy. */
+static int sroce_mr_fr_atomic(struct sroce_mr *mr, u64 iova, bool fetch_add,
+			      u64 compare, u64 swap_add, u64 *orig)
+{
+	unsigned long flags;
+	int err = -EFAULT;
+	u64 room, *p;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->valid && sroce_mr_in_bounds(mr, iova, sizeof(u64))) {
+		p = sroce_mr_fr_va(mr, iova, &room);
+		if (p) {
+			*orig = sroce_mr_atomic_apply(p, fetch_add, compare,
+						      swap_add);
+			err = 0;
+		}
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return err;
+}
+
 /**
- * sroce_mr_atomic_map - map the 64-bit word an atomic operation targets
+ * sroce_mr_atomic - fetch-and-add or compare-and-swap on a word of an MR
  * @mr: MR, referenced by the caller
  * @iova: address of the word; atomics require 8-byte alignment, which also
  *	  keeps the word within one page
+ * @fetch_add: true for fetch-and-add, false for compare-and-swap
+ * @compare: the value compare-and-swap compares with
+ * @swap_add: what is added, or swapped in
+ * @orig: set to the word's value before the operation
  *
- * Returns a pointer to release with sroce_mr_atomic_unmap() in the same
- * context (it is a local kmap), or NULL if @iova is misaligned or outside
- * the MR.  Serialising atomics against each other is the caller's job.
+ * Like sroce_mr_copy(), the bounds and the validity of a fast-register MR
+ * are checked again, under its lock.  Returns 0, -EINVAL if @iova is
+ * misaligned, or -EFAULT if it is not in the MR (any more).  Serialising
+ * atomics against each other is the caller's job.
  */
-u64 *sroce_mr_atomic_map(struct sroce_mr *mr, u64 iova)
+int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool fetch_add,
+		    u64 compare, u64 swap_add, u64 *orig)
 {
-	u64 off, room;
+	u64 off, *p;
 
-	if (!IS_ALIGNED(iova, sizeof(u64)) ||
-	    !sroce_mr_in_bounds(mr, iova, sizeof(u64)))
-		return NULL;
-	if (mr->dma)
-		return (u64 *)(uintptr_t)iova;
+	if (!IS_ALIGNED(iova, sizeof(u64)))
+		return -EINVAL;
 	if (mr->fast_reg)
-		return sroce_mr_fr_va(mr, iova, &room);
+		return sroce_mr_fr_atomic(mr, iova, fetch_add, compare,
+					  swap_add, orig);
+	if (!sroce_mr_in_bounds(mr, iova, sizeof(u64)))
+		return -EFAULT;
+	if (mr->dma) {
+		p = (u64 *)(uintptr_t)iova;
+		*orig = sroce_mr_atomic_apply(p, fetch_add, compare, swap_add);
+		return 0;
+	}
 	off = sroce_mr_page_off(mr, iova);
-	return kmap_local_page(mr->pages[off >> PAGE_SHIFT]) +
-	       (off & ~PAGE_MASK);
-}
-
-void sroce_mr_atomic_unmap(struct sroce_mr *mr, u64 *p)
-{
-	if (!mr->dma && !mr->fast_reg)
-		kunmap_local(p);
+	p = kmap_local_page(mr->pages[off >> PAGE_SHIFT]) + (off & ~PAGE_MASK);
+	*orig = sroce_mr_atomic_apply(p, fetch_add, compare, swap_add);
+	kunmap_local(p);
+	return 0;
 }
 
 const struct ib_device_ops sroce_mr_ops = {

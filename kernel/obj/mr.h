@@ -112,8 +112,8 @@ void *sroce_mr_key_lookup(struct sroce_dev *sdev, u32 key,
 			  enum sroce_key_kind *kind);
 int sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u64 len,
 		  enum sroce_mr_dir dir);
-u64 *sroce_mr_atomic_map(struct sroce_mr *mr, u64 iova);
-void sroce_mr_atomic_unmap(struct sroce_mr *mr, u64 *p);
+int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool fetch_add,
+		    u64 compare, u64 swap_add, u64 *orig);
 
 void sroce_mr_dev_init(struct sroce_dev *sdev);
 void sroce_mr_dev_cleanup(struct sroce_dev *sdev);
