@@ -9,7 +9,8 @@
 # SEND, RDMA WRITE, RDMA READ and atomic bandwidth and latency over RC, SEND
 # over UD (bandwidth, latency) and UC, RDMA WRITE over UC; rping over rdma_cm with every buffer
 # verified - over the IPv4-mapped and the IPv6 GIDs; RC recovery across
-# drivers with 2 % of one side's packets lost.  Then the packets on
+# drivers with 2 % of one side's packets lost, and transport retries used
+# up in time when all of them are.  Then the packets on
 # the wire: guest a captures RC, UD and rdma_cm traffic with dumpcap and
 # tshark must decode every frame as RoCE v2 (BTH over UDP 4791) without a
 # malformed packet or an expert warning.  Servers run in guest a, clients
@@ -22,6 +23,7 @@
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 . "$(dirname "$0")/lib/rdma_tools.sh"
 . "$(dirname "$0")/lib/netem.sh"
+. "$(dirname "$0")/lib/rc_retry.sh"
 . "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
@@ -230,6 +232,11 @@ t_netem_loss() {
 	[ ${#failed[@]} -eq 0 ] || fail "under netem loss 2%: ${failed[*]}"
 }
 
+# Guest a drops every RoCE packet it sends, and the requester in b must use
+# up its transport retries in time, whichever driver each side runs
+# (selftests/lib/rc_retry.sh).
+t_netem_retry_exhausted() { retry_exhausted_case "$(port_of 26)"; }
+
 # Arguments name a subset of the cases (the first one is always run).
 CASES=(
 	t_gids_and_wire
@@ -254,6 +261,7 @@ CASES=(
 	t_rping
 	t_rping_ipv6
 	t_netem_loss
+	t_netem_retry_exhausted
 	t_wire_decodes_as_roce_v2
 )
 if [ $# -gt 0 ]; then

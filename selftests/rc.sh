@@ -6,8 +6,10 @@
 # MTU 4096 on a jumbo wire), perftest
 # bandwidth and latency (send, RDMA write and read, atomics), and all of
 # them again with netem degrading the RoCE packets guest a sends (loss,
-# reordering, duplication, corruption).  Servers run in guest a, clients in guest b;
-# each guest reports its side of every case.  Emits KTAP.
+# reordering, duplication, corruption), and an RC requester running out of
+# transport retries when guest a drops everything it sends.  Servers run
+# in guest a, clients in guest b; each guest reports its side of every
+# case.  Emits KTAP.
 #
 #   scripts/testbed -k 6.1 -n 2 selftests/rc.sh                 # sroce
 #   scripts/testbed -k 6.1 -n 2 -a rdma_rxe selftests/rc.sh     # the reference
@@ -16,6 +18,7 @@
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 . "$(dirname "$0")/lib/rdma_tools.sh"
 . "$(dirname "$0")/lib/netem.sh"
+. "$(dirname "$0")/lib/rc_retry.sh"
 . "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
@@ -131,6 +134,11 @@ t_netem_reorder()	{ netem_case 31 delay 5ms reorder 25% 50%; }
 t_netem_duplicate()	{ netem_case 32 duplicate 2%; }
 t_netem_corrupt()	{ netem_case 33 corrupt 1%; }
 
+# ---- transport retries used up under 100% loss -----------------------------
+
+# selftests/lib/rc_retry.sh
+t_netem_retry_exhausted() { retry_exhausted_case "$(port_of 34)"; }
+
 # Arguments name a subset of the cases (the first one is always run).
 CASES=(
 	t_gids_and_wire
@@ -161,6 +169,7 @@ CASES=(
 	t_netem_reorder
 	t_netem_duplicate
 	t_netem_corrupt
+	t_netem_retry_exhausted
 )
 if [ $# -gt 0 ]; then
 	ktap_main t_gids_and_wire "$@" t_teardown_clean
