@@ -31,13 +31,13 @@
 #   BENCH_RUNS (3), BENCH_DRIVERS ("sroce rdma_rxe"), BENCH_TCP (1),
 #   BENCH_BW_SIZES ("64 4096 65536 1048576"), BENCH_Q4 (1),
 #   BENCH_SCALE (100: percent of the default iteration counts),
-#   BENCH_TCP_SECS (3), BENCH_TOOLS (directory with tcp_pingpong),
+#   BENCH_TCP_SECS (3), BENCH_TOOLS (directory with tcp_pingpong and bench-fold),
 #   BENCH_LIMIT (90: seconds a tool may run),
 #   BENCH_PROFILE (empty: a run name without .rROUND, e.g.
 #   sroce.ib_write_lat.2.q1: `perf record -e cpu-clock -a -g` in this guest
 #   during that run in every round; $SROCE_LOGDIR/profile/RUN.report.txt
 #   (perf report --stdio, flat) and RUN.folded (perf script folded by
-#   scripts/bench-fold), made in the guest while the module is loaded so
+#   $TOOLS/bench-fold, userspace/tools/bench_fold.cc), made in the guest while the module is loaded so
 #   that its symbols resolve through /proc/kallsyms),
 #   BENCH_PROFILE_FREQ (499: samples per second and vCPU)
 
@@ -152,7 +152,7 @@ prof_stop() {
 		--sort comm,dso,symbol --percent-limit 0.1 \
 		>"$PROF_DIR/$1.report.txt" 2>"$PROF_DIR/$1.report.log" || rc=1
 	command perf script -i "$PROF_DATA" -F comm,ip,sym,dso 2>"$PROF_DIR/$1.script.log" |
-		"$SROCE_SRC/scripts/bench-fold" >"$PROF_DIR/$1.folded" || rc=1
+		"$TOOLS/bench-fold" >"$PROF_DIR/$1.folded" || rc=1
 	rm -f "$PROF_DATA"
 	if [ "$rc" != 0 ] || [ ! -s "$PROF_DIR/$1.folded" ]; then
 		tb_log "FAILED: no profile of $1 (see profile/$1.*.log)"
