@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -223,6 +224,11 @@ protected:
 		EXPECT_EQ(rx_drops(d.reason), d.debugfs + n) << d.reason;
 		EXPECT_EQ(hw_counter("rx_drop_" + d.reason), d.port + n)
 			<< "rx_drop_" << d.reason;
+		// for the log: what the case's packets were counted as
+		std::printf("%s: rx_drops %ld -> %ld, rx_drop_%s %ld -> %ld\n",
+			    d.reason.c_str(), d.debugfs, rx_drops(d.reason),
+			    d.reason.c_str(), d.port,
+			    hw_counter("rx_drop_" + d.reason));
 	}
 
 	// Nothing completed and the buffer holds what it was posted with.
