@@ -26,11 +26,12 @@
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 SYS=/sys/class/infiniband
 DROPS=/sys/kernel/debug/sroce/rx_drops
-LIB=$(dirname "$0")/lib
 DATAGRAMS=20
 PACKETS=10
 NO_QPN=0xabcdef		# above every QP number sroce hands out
-LIFETIME=${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/sroce_qp_lifetime
+TESTS=${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests
+LIFETIME=$TESTS/sroce_qp_lifetime
+ROCE_SEND=$TESTS/sroce_roce_send	# hand-made RoCE v2 packets
 CHURN_ITERATIONS=${SROCE_CHURN_ITERATIONS:-5000}
 CHURN_SECONDS=${SROCE_CHURN_SECONDS:-30}
 CHURN_QPNS=2-7		# where the churning QPs are (lowest free number first)
@@ -116,7 +117,7 @@ t_garbage_datagrams_counted() {
 # Guest b sends real RoCE v2 packets (IPv4 and IPv6, UDP checksum 0, random
 # values in the fields the ICRC does not cover) to a QP number guest a does
 # not have: with a valid ICRC they reach the QP lookup (no_qp), with a
-# corrupted one they do not (bad_icrc).  Guest b asserts that roce_send.py
+# corrupted one they do not (bad_icrc).  Guest b asserts that sroce_roce_send
 # sent them all, guest a that it counted each.
 t_roce_packets_counted() {
 	local noqp bad
@@ -124,12 +125,12 @@ t_roce_packets_counted() {
 	bad=$(drops bad_icrc)
 	tb_barrier roce-before 60 || fail "barrier"
 	if [ "$SROCE_ROLE" = b ]; then
-		python3 -S "$LIB/roce_send.py" -n $PACKETS -q $NO_QPN \
+		"$ROCE_SEND" -n $PACKETS -q $NO_QPN \
 			valid "$SROCE_IP4" "$SROCE_PEER_IP4" \
 			bad-icrc "$SROCE_IP4" "$SROCE_PEER_IP4" \
 			valid "$SROCE_IP6" "$SROCE_PEER_IP6" \
 			bad-icrc "$SROCE_IP6" "$SROCE_PEER_IP6" ||
-			fail "roce_send.py"
+			fail "sroce_roce_send"
 	fi
 	tb_barrier roce-sent 60 || fail "barrier"
 	[ "$SROCE_ROLE" = a ] || return 0
@@ -146,10 +147,10 @@ t_local_roce_packets_counted() {
 	local noqp nodev
 	noqp=$(drops no_qp)
 	nodev=$(drops no_device)
-	python3 -S "$LIB/roce_send.py" -n $PACKETS -q $NO_QPN \
+	"$ROCE_SEND" -n $PACKETS -q $NO_QPN \
 		valid "$SROCE_IP4" "$SROCE_IP4" valid "$SROCE_IP6" "$SROCE_IP6" \
 		valid 127.0.0.1 127.0.0.1 valid ::1 ::1 ||
-		fail "roce_send.py"
+		fail "sroce_roce_send"
 	expect_drops 30 no_qp "$noqp" $((2 * PACKETS))
 	expect_drops 30 no_device "$nodev" $((2 * PACKETS))
 }
@@ -171,9 +172,9 @@ t_hw_counters_count_drops() {
 	noqp=$(hwc rx_drop_no_qp)
 	pkts=$(hwc rcvd_pkts)
 	bytes=$(hwc rcvd_bytes)
-	python3 -S "$LIB/roce_send.py" -n $PACKETS -q $NO_QPN \
+	"$ROCE_SEND" -n $PACKETS -q $NO_QPN \
 		valid "$SROCE_IP4" "$SROCE_IP4" valid 127.0.0.1 127.0.0.1 ||
-		fail "roce_send.py"
+		fail "sroce_roce_send"
 	wait_until 30 "[ \$((\$(hwc rx_drop_no_qp) - $noqp)) -ge $PACKETS ]" ||
 		fail "rx_drop_no_qp: $noqp -> $(hwc rx_drop_no_qp), expected +$PACKETS"
 	# what no_device or a late duplicate would add, past the cache (10 ms)
@@ -249,7 +250,7 @@ res_dump_loop() {
 flood_loop() {
 	local n=0
 	while [ ! -e "$1" ] && [ $n -lt 200 ]; do
-		python3 -S "$LIB/roce_send.py" -n 500 -q $CHURN_QPNS \
+		"$ROCE_SEND" -n 500 -q $CHURN_QPNS \
 			valid "$SROCE_IP4" "$SROCE_PEER_IP4" >/dev/null || return 1
 		n=$((n + 1))
 	done
@@ -326,21 +327,34 @@ t_res_details_need_cap_net_admin() {
 	done
 }
 
-ktap_main \
-	t_port_active \
-	t_gids_for_own_addresses \
-	t_distinct_node_guids \
-	t_wire_reaches_peer \
-	t_garbage_datagrams_counted \
-	t_roce_packets_counted \
-	t_local_roce_packets_counted \
-	t_hw_counters_count_drops \
-	t_rdma_statistic_matches_hw_counters \
-	t_qp_churn_under_flood \
-	t_traffic_after_churn \
-	t_res_details_need_cap_net_admin \
-	"gtest@a:${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/verbs_device_tests" \
-	t_teardown_clean
+CASES=(
+	t_port_active
+	t_gids_for_own_addresses
+	t_distinct_node_guids
+	t_wire_reaches_peer
+	t_garbage_datagrams_counted
+	t_roce_packets_counted
+	t_local_roce_packets_counted
+	t_hw_counters_count_drops
+	t_rdma_statistic_matches_hw_counters
+	t_qp_churn_under_flood
+	t_traffic_after_churn
+	t_res_details_need_cap_net_admin
+	"gtest@a:$TESTS/verbs_device_tests"
+)
+# A case list on the command line runs just those cases, verbs_device_tests
+# standing for the GoogleTest cases (GTEST_FILTER, e.g. with scripts/testbed
+# -e GTEST_FILTER='*Malformed*', selects among them).
+if [ $# -gt 0 ]; then
+	args=()
+	for a in "$@"; do
+		[ "$a" != verbs_device_tests ] || a=gtest@a:$TESTS/verbs_device_tests
+		args+=("$a")
+	done
+	ktap_main "${args[@]}" t_teardown_clean
+else
+	ktap_main "${CASES[@]}" t_teardown_clean
+fi
 rc=$?
 # guest b: keep the wire up under guest a's cases (bounded by the bed's limit)
 if [ "$SROCE_ROLE" != a ]; then

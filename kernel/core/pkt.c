@@ -157,6 +157,19 @@ static enum sroce_drop sroce_pkt_check_request(const struct sroce_pkt *pkt)
 	return SROCE_DROP_NONE;
 }
 
+enum sroce_drop sroce_pkt_check_pmtu(const struct sroce_pkt *pkt, u32 pmtu)
+{
+	const struct sroce_opcode_info *op = pkt->op;
+
+	if (!(op->flags & SROCE_OPF_PAYLOAD))
+		return SROCE_DROP_NONE;
+	if (pkt->payload_len > pmtu)
+		return SROCE_DROP_BAD_PAYLOAD_LEN;
+	if (!(op->flags & SROCE_OPF_LAST) && pkt->payload_len != pmtu)
+		return SROCE_DROP_BAD_PAYLOAD_LEN;
+	return SROCE_DROP_NONE;
+}
+
 enum sroce_drop sroce_pkt_parse(const u8 *buf, u32 len, struct sroce_pkt *pkt)
 {
 	const struct sroce_opcode_info *op;

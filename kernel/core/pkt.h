@@ -81,6 +81,14 @@ struct sroce_pkt {
 };
 
 enum sroce_drop sroce_pkt_parse(const u8 *buf, u32 len, struct sroce_pkt *pkt);
+
+/*
+ * The payload of a connected QP's request against the QP's path MTU pmtu,
+ * which sroce_pkt_parse() cannot know: a FIRST or MIDDLE packet carries
+ * exactly one path MTU, any other at most one.  pkt is a parsed request;
+ * returns SROCE_DROP_NONE or SROCE_DROP_BAD_PAYLOAD_LEN, a request error.
+ */
+enum sroce_drop sroce_pkt_check_pmtu(const struct sroce_pkt *pkt, u32 pmtu);
 bool sroce_pkt_pkey_match(u16 local, u16 remote);
 const char *sroce_pkt_drop_name(enum sroce_drop reason);
 

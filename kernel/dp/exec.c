@@ -279,6 +279,14 @@ void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb)
 	if (pkt.op->transport != SROCE_TRANSPORT_UD &&
 	    sroce_exec_can_receive(state) && !sroce_net_rx_from_peer(qp, skb))
 		goto drop;
+	/*
+	 * The path MTU bounds a connected QP's requests; a UD QP has none
+	 * (its messages are bounded by the port's MTU).
+	 */
+	if (reason == SROCE_DROP_NONE &&
+	    pkt.op->transport != SROCE_TRANSPORT_UD &&
+	    (pkt.op->flags & SROCE_OPF_REQUEST))
+		reason = sroce_pkt_check_pmtu(&pkt, qp->pmtu);
 	if (pkt.op->transport != SROCE_TRANSPORT_RC) {
 		sroce_exec_unreliable(qp, skb, &pkt, reason);
 		kfree_skb(skb);

@@ -707,9 +707,12 @@ void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
  * @pkt: its parse
  * @reason: sroce_pkt_parse()'s verdict
  *
- * Nothing is answered.  A packet out of sequence abandons the message in
- * progress; a message the responder cannot carry out (no receive WQE, too
- * small, a bad R_Key) is dropped from there to its end.
+ * Nothing is answered.  An invalid request (a request error of
+ * sroce_pkt_parse(), a payload the path MTU does not allow) is dropped as
+ * malformed and leaves the message in progress alone.  A packet out of
+ * sequence abandons the message in progress; a message the responder
+ * cannot carry out (no receive WQE, too small, a bad R_Key) is dropped
+ * from there to its end.
  */
 void sroce_resp_uc_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 			  const struct sroce_pkt *pkt, enum sroce_drop reason)
@@ -718,6 +721,11 @@ void sroce_resp_uc_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 	bool lost;
 
 	lockdep_assert_held(&qp->exec_lock);
+	/* an invalid request: silently dropped, the message state kept */
+	if (reason != SROCE_DROP_NONE) {
+		sroce_qp_drop(qp, SROCE_DROP_MALFORMED);
+		return;
+	}
 	if (sroce_uc_resp_decide(&resp->st, pkt, reason, &lost) !=
 	    SROCE_UC_RESP_EXECUTE) {
 		sroce_qp_drop(qp, SROCE_DROP_LOST_MSG);

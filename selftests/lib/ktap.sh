@@ -185,11 +185,14 @@ _ktap_gtest_split() {
 			print > out
 			next
 		}
-		cur != "" && $1 == "[" && $3 == "]" && $4 == cur &&
+		# (a failed parameterized case: "[  FAILED  ] P/S.C/0, where
+		# GetParam() = 2 (30 ms)")
+		cur != "" && $1 == "[" && $3 == "]" &&
+		($4 == cur || ($2 == "FAILED" && $4 == cur ",")) &&
 		($2 == "OK" || $2 == "FAILED" || $2 == "SKIPPED") {
 			print > out
 			close(out)
-			ms = $5
+			ms = $(NF - 1)
 			gsub(/[^0-9]/, "", ms)
 			print ($2 == "OK" ? 0 : $2 == "FAILED" ? 1 : 4) > (base ".rc")
 			print ms + 0 > (base ".ms")

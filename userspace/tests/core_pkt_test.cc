@@ -475,6 +475,42 @@ TEST(CorePkt, NoPacketCarriesMoreThan4096)
 	}
 }
 
+// Against a QP's path MTU: first and middle packets carry exactly one,
+// last and only packets at most one; packets without payload pass.
+TEST(CorePkt, PathMtuOfConnectedRequests)
+{
+	for (const SpecOp &op : sroce_test::spec_ops()) {
+		if (!op.request || op.transport == 'D')
+			continue;
+		for (const uint32_t pmtu : {256u, 1024u, 4096u}) {
+			for (const size_t n : {size_t(0), size_t(4), size_t(256),
+					       size_t(pmtu - 4), size_t(pmtu),
+					       size_t(pmtu + 4), size_t(4096)}) {
+				const bool middle = op.pos == Pos::First ||
+						    op.pos == Pos::Middle;
+				PacketSpec s = good(op);
+				sroce_pkt pkt{};
+
+				if (op.payload) {
+					s.payload = n;
+					s.pad = 0;
+					s.dma_len = middle ? 1u << 20 : uint32_t(n);
+				}
+				// the parser's own limits come first
+				if (parse(sroce_test::build_udp_payload(s), &pkt) !=
+				    SROCE_DROP_NONE)
+					continue;
+				const bool ok = !op.payload ||
+						(middle ? n == pmtu : n <= pmtu);
+				EXPECT_DROP(sroce_pkt_check_pmtu(&pkt, pmtu),
+					    ok ? SROCE_DROP_NONE :
+						 SROCE_DROP_BAD_PAYLOAD_LEN)
+					<< op.name << " " << n << " at " << pmtu;
+			}
+		}
+	}
+}
+
 TEST(CorePkt, DmaLength)
 {
 	for (uint8_t only : {0x0a, 0x0b, 0x2a, 0x2b}) {

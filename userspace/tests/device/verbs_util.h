@@ -360,11 +360,16 @@ private:
 inline ::testing::AssertionResult all_are(const uint8_t *p, size_t n,
 					  uint8_t v, const char *what)
 {
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != v)
-			return ::testing::AssertionFailure()
-			       << what << ": byte " << i << " is 0x" << std::hex
-			       << int(p[i]) << ", want 0x" << int(v);
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == v)
+			continue;
+		// one stream: AssertionResult formats each << on its own,
+		// so std::hex would not reach the values
+		std::ostringstream o;
+		o << what << ": byte " << i << " is 0x" << std::hex
+		  << int(p[i]) << ", want 0x" << int(v);
+		return ::testing::AssertionFailure() << o.str();
+	}
 	return ::testing::AssertionSuccess();
 }
 
