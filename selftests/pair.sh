@@ -178,7 +178,7 @@ t_hw_counters_count_drops() {
 	wait_until 30 "[ \$((\$(hwc rx_drop_no_qp) - $noqp)) -ge $PACKETS ]" ||
 		fail "rx_drop_no_qp: $noqp -> $(hwc rx_drop_no_qp), expected +$PACKETS"
 	# what no_device or a late duplicate would add, past the cache (10 ms)
-	sleep 1
+	sleep "$SLOW"
 	echo "rx_drop_no_qp $noqp -> $(hwc rx_drop_no_qp)," \
 		"rcvd_pkts $pkts -> $(hwc rcvd_pkts), rcvd_bytes $bytes -> $(hwc rcvd_bytes)"
 	expect_eq "$(($(hwc rx_drop_no_qp) - noqp))" "$PACKETS" "rx_drop_no_qp"
@@ -202,7 +202,8 @@ t_rdma_statistic_matches_hw_counters() {
 	local out
 	out=$(rdma statistic show link "$DEV/1") || fail "rdma statistic show link $DEV/1"
 	echo "$out"
-	sleep 1
+	# past the counters' cache (10 ms), so the reads below are fresh ones
+	sleep "$SLOW"
 	# "link sroce0/1 NAME VALUE NAME VALUE ..."
 	set -- $out
 	expect_eq "$1 $2" "link $DEV/1" "rdma statistic's link"
