@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "text_strip.h"
+
 namespace {
 
 constexpr std::string_view kUsage =
@@ -34,16 +36,7 @@ most frequent stack first.  Written for make bench --profile
 build/userspace/tools/bench-fold, scripts/bench-fold runs it.
 )usage";
 
-constexpr const char *kBlank = " \t\n\r\f\v";
-
-std::string strip(std::string_view s)
-{
-	const auto b = s.find_first_not_of(kBlank);
-	if (b == std::string_view::npos)
-		return {};
-	const auto e = s.find_last_not_of(kBlank);
-	return std::string(s.substr(b, e - b + 1));
-}
+using sroce::tools::strip;
 
 std::string no_semicolons(std::string s)
 {

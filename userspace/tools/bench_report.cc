@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "text_strip.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -97,15 +99,8 @@ std::string rpad(const std::string &s, std::size_t w)
 	return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
 }
 
-constexpr const char *kBlank = " \t\n\r\f\v";
-
-std::string strip(std::string_view s)
-{
-	const auto b = s.find_first_not_of(kBlank);
-	if (b == std::string_view::npos)
-		return {};
-	return std::string(s.substr(b, s.find_last_not_of(kBlank) - b + 1));
-}
+using sroce::tools::kBlank;
+using sroce::tools::strip;
 
 std::vector<std::string> split_ws(const std::string &s)
 {
