@@ -221,12 +221,11 @@ struct Side {
 
 	ibv_qp_state state() const
 	{
-		ibv_qp_attr a{};
-		ibv_qp_init_attr ia{};
+		const ibv_qp_state st = query_state(qp.get());
 
-		if (ibv_query_qp(qp.get(), &a, IBV_QP_STATE, &ia))
+		if (st == ibv_qp_state(-1))
 			die("ibv_query_qp: " + err_str(errno));
-		return a.qp_state;
+		return st;
 	}
 };
 

@@ -149,6 +149,19 @@ inline long rx_drops(const std::string &reason)
 	return debugfs_value("/sys/kernel/debug/sroce/rx_drops", reason);
 }
 
+// A counter of port 1's hw_counters of the device under test
+// ("rx_drop_malformed", "rdma_sends", ...), or -1 if it cannot be read.
+inline long hw_counter(const std::string &name)
+{
+	std::ifstream f("/sys/class/infiniband/" + test_device_name() +
+			"/ports/1/hw_counters/" + name);
+	long n = -1;
+
+	if (!(f >> n))
+		return -1;
+	return n;
+}
+
 } // namespace sroce::test
 
 #endif

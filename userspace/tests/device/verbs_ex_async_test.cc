@@ -36,8 +36,8 @@ TEST_F(ExAsync, RkeyViolationRaisesAccessErrOnTheResponderOnly)
 
 	EXPECT_TRUE(events_are(ctx_.get(),
 			       {{IBV_EVENT_QP_ACCESS_ERR, b.get(), 0}}));
-	EXPECT_EQ(state(b.get()), IBV_QPS_ERR);
-	EXPECT_EQ(state(a.get()), IBV_QPS_ERR);
+	EXPECT_EQ(query_state(b.get()), IBV_QPS_ERR);
+	EXPECT_EQ(query_state(a.get()), IBV_QPS_ERR);
 }
 
 TEST_F(ExAsync, RequestTheQpDoesNotAllowRaisesReqErr)
@@ -61,7 +61,7 @@ TEST_F(ExAsync, RequestTheQpDoesNotAllowRaisesReqErr)
 
 	EXPECT_TRUE(events_are(ctx_.get(),
 			       {{IBV_EVENT_QP_REQ_ERR, b.get(), 0}}));
-	EXPECT_EQ(state(b.get()), IBV_QPS_ERR);
+	EXPECT_EQ(query_state(b.get()), IBV_QPS_ERR);
 }
 
 TEST_F(ExAsync, CommEstOnceWhenAQpInRtrReceives)
@@ -133,7 +133,7 @@ TEST_F(ExAsync, CqOverrunRaisesCqErrAndQpFatal)
 			       {{IBV_EVENT_CQ_ERR, rcq.get(), 0},
 				{IBV_EVENT_QP_FATAL, b.get(), 0}},
 			       slow(5s)));
-	EXPECT_EQ(state(b.get()), IBV_QPS_ERR);
+	EXPECT_EQ(query_state(b.get()), IBV_QPS_ERR);
 }
 
 // Port events reach ibv_get_async_event.  The device under test keeps its

@@ -315,15 +315,6 @@ protected:
 		return ibv_post_send(q, &wr, &bad);
 	}
 
-	static ibv_qp_state state(ibv_qp *q)
-	{
-		ibv_qp_attr a{};
-		ibv_qp_init_attr ia{};
-		if (ibv_query_qp(q, &a, IBV_QP_STATE, &ia))
-			return ibv_qp_state(-1);
-		return a.qp_state;
-	}
-
 	Context ctx_;
 	Pd pd_;
 	ibv_gid gid_{};

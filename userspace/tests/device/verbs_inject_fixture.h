@@ -25,7 +25,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <random>
 #include <string>
@@ -48,18 +47,6 @@ inline int inject_sh(const std::string &cmd)
 inline std::string on_link(const std::string &ip4, int last)
 {
 	return ip4.substr(0, ip4.rfind('.') + 1) + std::to_string(last);
-}
-
-// A counter of the port's hw_counters ("rx_drop_malformed", ...), or -1.
-inline long hw_counter(const std::string &name)
-{
-	std::ifstream f("/sys/class/infiniband/" + test_device_name() +
-			"/ports/1/hw_counters/" + name);
-	long n = -1;
-
-	if (!(f >> n))
-		return -1;
-	return n;
 }
 
 // "Rc", "Uc", "Ud": the parameter's part of a case name.
@@ -281,16 +268,6 @@ protected:
 			if (hit)
 				return true;
 		}
-	}
-
-	// The QP's state, as ibv_query_qp() says.
-	ibv_qp_state qp_state()
-	{
-		ibv_qp_attr a{};
-		ibv_qp_init_attr init{};
-
-		EXPECT_EQ(ibv_query_qp(qp_.get(), &a, IBV_QP_STATE, &init), 0);
-		return a.qp_state;
 	}
 
 	std::string self_, peer_, netdev_;

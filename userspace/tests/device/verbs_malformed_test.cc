@@ -151,7 +151,7 @@ protected:
 		ASSERT_NO_FATAL_FAILURE(inject(s));
 		EXPECT_TRUE(wait_qp_event(IBV_EVENT_QP_REQ_ERR))
 			<< "no IBV_EVENT_QP_REQ_ERR";
-		EXPECT_EQ(qp_state(), IBV_QPS_ERR);
+		EXPECT_EQ(query_state(qp_.get()), IBV_QPS_ERR);
 		EXPECT_TRUE(completes(cq_.get(), 1, IBV_WC_WR_FLUSH_ERR,
 				      IBV_WC_RECV));
 		EXPECT_TRUE(all_are(buf_.data(), kLen, kSentinel, "buffer"));

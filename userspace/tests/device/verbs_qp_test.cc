@@ -109,14 +109,6 @@ protected:
 		return a;
 	}
 
-	ibv_qp_state state(ibv_qp *qp)
-	{
-		ibv_qp_attr a{};
-		ibv_qp_init_attr ia{};
-		EXPECT_EQ(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
-		return a.qp_state;
-	}
-
 	Context ctx_;
 	ibv_device_attr dev_{};
 	ibv_port_attr port_{};
@@ -278,7 +270,7 @@ TEST_F(QueuePair, ConnectsAndQueriesEveryAttribute)
 	rts = rts_attr();
 	ASSERT_EQ(ibv_modify_qp(b.get(), &rts, kRtsMask), 0)
 		<< std::strerror(errno);
-	EXPECT_EQ(state(b.get()), IBV_QPS_RTS);
+	EXPECT_EQ(query_state(b.get()), IBV_QPS_RTS);
 	// RTS->RTS takes only a few attributes, not the PSNs.
 	rts = {};
 	rts.sq_psn = 5;
@@ -308,7 +300,7 @@ TEST_F(QueuePair, RefusesIllegalTransitions)
 	a.port_num = 1;
 	EXPECT_NE(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE | IBV_QP_PORT), 0);
 	EXPECT_EQ(errno, EINVAL);
-	EXPECT_EQ(state(qp.get()), IBV_QPS_RESET);
+	EXPECT_EQ(query_state(qp.get()), IBV_QPS_RESET);
 
 	ASSERT_EQ(to_init(qp.get()), 0);
 	a = rts_attr();
@@ -325,7 +317,7 @@ TEST_F(QueuePair, RefusesIllegalTransitions)
 	a.cur_qp_state = IBV_QPS_RTS;
 	EXPECT_NE(ibv_modify_qp(qp.get(), &a,
 				IBV_QP_STATE | IBV_QP_CUR_STATE), 0);
-	EXPECT_EQ(state(qp.get()), IBV_QPS_INIT);
+	EXPECT_EQ(query_state(qp.get()), IBV_QPS_INIT);
 }
 
 TEST_F(QueuePair, RefusesBadAttributes)
@@ -383,7 +375,7 @@ TEST_F(QueuePair, RefusesBadAttributes)
 		if (b.what[0] != 'G') {	// ib_core answers for the GID table
 			EXPECT_EQ(errno, EINVAL);
 		}
-		EXPECT_EQ(state(qp.get()), IBV_QPS_INIT);
+		EXPECT_EQ(query_state(qp.get()), IBV_QPS_INIT);
 	}
 
 	ibv_qp_attr a = rtr_attr(qp->qp_num);
@@ -408,7 +400,7 @@ TEST_F(QueuePair, RefusesBadAttributes)
 		errno = 0;
 		EXPECT_NE(ibv_modify_qp(qp.get(), &a, kRtsMask), 0);
 		EXPECT_EQ(errno, EINVAL);
-		EXPECT_EQ(state(qp.get()), IBV_QPS_RTR);
+		EXPECT_EQ(query_state(qp.get()), IBV_QPS_RTR);
 	}
 	a = rts_attr();
 	EXPECT_EQ(ibv_modify_qp(qp.get(), &a, kRtsMask), 0)
@@ -436,7 +428,7 @@ TEST_F(QueuePair, GoesToErrorFromAnyStateButResetAndBackToReset)
 		if (from >= IBV_QPS_RTS) {
 			ASSERT_EQ(ibv_modify_qp(qp.get(), &a, kRtsMask), 0);
 		}
-		EXPECT_EQ(state(qp.get()), from);
+		EXPECT_EQ(query_state(qp.get()), from);
 
 		a = {};
 		a.qp_state = IBV_QPS_ERR;
@@ -447,13 +439,13 @@ TEST_F(QueuePair, GoesToErrorFromAnyStateButResetAndBackToReset)
 			continue;
 		}
 		ASSERT_EQ(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE), 0);
-		EXPECT_EQ(state(qp.get()), IBV_QPS_ERR);
+		EXPECT_EQ(query_state(qp.get()), IBV_QPS_ERR);
 		// ERR goes nowhere but RESET (or ERR).
 		a.qp_state = IBV_QPS_RTS;
 		EXPECT_NE(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE), 0);
 		a.qp_state = IBV_QPS_RESET;
 		ASSERT_EQ(ibv_modify_qp(qp.get(), &a, IBV_QP_STATE), 0);
-		EXPECT_EQ(state(qp.get()), IBV_QPS_RESET);
+		EXPECT_EQ(query_state(qp.get()), IBV_QPS_RESET);
 		// And the QP can be used again.
 		EXPECT_EQ(to_init(qp.get()), 0);
 	}

@@ -367,7 +367,7 @@ TEST_F(Rc, InlineSendsCopyTheDataAtPostTime)
 		EXPECT_NE(bad, nullptr);
 		EXPECT_TRUE(quiet(a.scq.get()));
 		// The refused WR did not break the QP.
-		EXPECT_EQ(now_in(a.qp.get()), IBV_QPS_RTS);
+		EXPECT_EQ(query_state(a.qp.get()), IBV_QPS_RTS);
 	}
 }
 

@@ -207,7 +207,7 @@ TEST_P(RcLocalWrite, ReadResponseSgeFails)
 			      {err(1, IBV_WC_LOC_PROT_ERR, a.qp.get()),
 			       err(2, IBV_WC_WR_FLUSH_ERR, a.qp.get())}));
 	EXPECT_TRUE(reaches(a.qp.get(), IBV_QPS_ERR));
-	EXPECT_EQ(now_in(b.qp.get()), IBV_QPS_RTS);
+	EXPECT_EQ(query_state(b.qp.get()), IBV_QPS_RTS);
 	const Buffer untouched = patterned(4096);
 	EXPECT_TRUE(same(dst.buf.data(), untouched.data(), 4096,
 			 "READ destination"));
@@ -261,7 +261,7 @@ TEST_P(RcRnr, RetriesThenFails)
 	EXPECT_LE(took, most) << "RNR waits far longer than the timer";
 	EXPECT_TRUE(reaches(a.qp.get(), IBV_QPS_ERR));
 	// Receiver not ready is no error of the responder.
-	EXPECT_EQ(now_in(b.qp.get()), IBV_QPS_RTS);
+	EXPECT_EQ(query_state(b.qp.get()), IBV_QPS_RTS);
 	EXPECT_TRUE(quiet(b.rcq.get(), 0ms));
 }
 
@@ -338,7 +338,7 @@ TEST_P(RcRetry, ExceedsRetriesWhenNobodyAnswers)
 	EXPECT_GE(took, least) << "gave up before its timeouts";
 	EXPECT_LE(took, slow(3 * least)) << "timer not honoured";
 	EXPECT_TRUE(reaches(a.qp.get(), IBV_QPS_ERR));
-	EXPECT_EQ(now_in(b.qp.get()), IBV_QPS_RESET);
+	EXPECT_EQ(query_state(b.qp.get()), IBV_QPS_RESET);
 }
 
 INSTANTIATE_TEST_SUITE_P(Peers, RcRetry,

@@ -560,15 +560,6 @@ protected:
 		return l;
 	}
 
-	ibv_qp_state state(ibv_qp *qp)
-	{
-		ibv_qp_attr a{};
-		ibv_qp_init_attr ia{};
-		if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
-			return ibv_qp_state(-1);
-		return a.qp_state;
-	}
-
 	// The QP reaches state st.  A QP is in the error state by the time
 	// its error completion can be polled; a short grace period allows
 	// for an implementation that moves it right after posting the CQE.
@@ -577,7 +568,7 @@ protected:
 	{
 		const auto deadline = Clock::now() + limit;
 		ibv_qp_state now;
-		while ((now = state(qp)) != st && Clock::now() < deadline)
+		while ((now = query_state(qp)) != st && Clock::now() < deadline)
 			std::this_thread::sleep_for(1ms);
 		if (now == st)
 			return ::testing::AssertionSuccess();
@@ -585,8 +576,6 @@ protected:
 		       << "QP " << qp->qp_num << " is in state " << int(now)
 		       << ", not " << int(st);
 	}
-
-	ibv_qp_state now_in(ibv_qp *qp) { return state(qp); }
 
 	Context ctx_;
 	ibv_device_attr dev_{};

@@ -127,7 +127,7 @@ TEST_F(RcSilentPeer, ErrorStateFlushesEveryWorkRequestOnceInOrder)
 	EXPECT_TRUE(quiet(a_.rcq.get(), 0ms));
 
 	ASSERT_TRUE(to_err(a_.qp.get()));
-	EXPECT_EQ(now_in(a_.qp.get()), IBV_QPS_ERR);
+	EXPECT_EQ(query_state(a_.qp.get()), IBV_QPS_ERR);
 	EXPECT_TRUE(completes(a_.scq.get(), swant, kFlushWait));
 	EXPECT_TRUE(completes(a_.rcq.get(), rwant, kFlushWait));
 
@@ -144,7 +144,7 @@ TEST_F(RcSilentPeer, ErrorStateFlushesEveryWorkRequestOnceInOrder)
 	EXPECT_TRUE(quiet(a_.scq.get()));
 	EXPECT_TRUE(quiet(a_.rcq.get(), 0ms));
 	// The silent peer saw nothing.
-	EXPECT_EQ(now_in(b_.qp.get()), IBV_QPS_RESET);
+	EXPECT_EQ(query_state(b_.qp.get()), IBV_QPS_RESET);
 	EXPECT_TRUE(quiet(b_.rcq.get(), 0ms));
 }
 

@@ -72,7 +72,7 @@ TEST_F(Rc, ZeroLengthRdmaNeedsNoValidRkey)
 	ASSERT_TRUE(completes(a.scq.get(),
 			      {ok(1, IBV_WC_RDMA_WRITE, a.qp.get()),
 			       ok(2, IBV_WC_RDMA_READ, a.qp.get(), 0u)}));
-	EXPECT_EQ(now_in(a.qp.get()), IBV_QPS_RTS);
+	EXPECT_EQ(query_state(a.qp.get()), IBV_QPS_RTS);
 }
 
 TEST_F(Rc, ManyReadsOutstanding)

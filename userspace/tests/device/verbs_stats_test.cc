@@ -21,7 +21,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <functional>
 #include <string>
@@ -43,18 +42,6 @@ using namespace std::chrono_literals;
 const auto kSettle = slow(300ms);
 constexpr uint32_t kNoQpn = 0xabcdef;	// above every QP number sroce gives
 constexpr uint32_t kQkey = 0x11110000;
-
-// One hw counter of port 1 of the device under test, or -1.
-long hw_counter(const std::string &name)
-{
-	std::ifstream f("/sys/class/infiniband/" + test_device_name() +
-			"/ports/1/hw_counters/" + name);
-	long v = -1;
-
-	if (!(f >> v))
-		return -1;
-	return v;
-}
 
 // Waits until hw_counter(name) - before reaches at least want, or kWait.
 // Returns the last difference seen.

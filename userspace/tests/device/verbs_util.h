@@ -170,6 +170,18 @@ struct Link {
 	uint32_t sq_psn = 0x100, rq_psn = 0x100;
 };
 
+// The QP's state as ibv_query_qp() reports it, or ibv_qp_state(-1), which
+// equals no state, if the query fails.
+inline ibv_qp_state query_state(ibv_qp *qp)
+{
+	ibv_qp_attr a{};
+	ibv_qp_init_attr ia{};
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return ibv_qp_state(-1);
+	return a.qp_state;
+}
+
 inline ::testing::AssertionResult modify(ibv_qp *qp, ibv_qp_attr &a, int mask,
 					 const char *what)
 {
