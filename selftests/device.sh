@@ -319,17 +319,15 @@ t_netdev_removal() {
 	wait_for 30 objects_all_zero || fail "objects left: $(cat "$OBJS")"
 }
 
-# A UD QP destroyed while its requester is stopped by transmit backpressure
-# (a slow qdisc holds its packets) with the next WQE fetched: that WQE's
-# hold on the AH's destination must be dropped on destroy, or the GID
-# attribute it holds keeps the netdev (a "GID entry ref leak" warning at
-# link delete, "waiting for ... to become free" at netdev removal).  The
-# debugfs count of destinations says it first, before anything can hang.
-t_ud_destroy_with_blocked_sends() {
-	local tool=${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/sroce_qp_lifetime
-	fresh
+# qdisc_backlog DEV: packets a device's root qdisc holds
+qdisc_backlog() {
+	tc -s qdisc show dev "$1" | sed -n 's/.*backlog [^ ]* \([0-9]*\)p.*/\1/p' | head -n1
+}
+
+# The test bed's veth pair into a namespace, sroce_ud0 on its near end,
+# and a plug qdisc there that keeps every packet until it is released.
+ud_parked_setup() {
 	ip netns add sroce_ud
-	trap 'ip netns del sroce_ud 2>/dev/null || true' EXIT
 	ip link add sv0 type veth peer name sv1 netns sroce_ud
 	ip addr add 10.77.0.1/24 dev sv0
 	ip link set sv0 up
@@ -339,13 +337,36 @@ t_ud_destroy_with_blocked_sends() {
 	wait_for 30 port_state_is sroce_ud0 ACTIVE || fail "not ACTIVE"
 	wait_for 30 has_gid sroce_ud0 10.77.0.1 || fail "no GID for 10.77.0.1"
 	ping -c 1 -W 10 10.77.0.2 >/dev/null || fail "no path to 10.77.0.2"
-	# ~30 datagrams a second: the requester meets its inflight limit
-	tc qdisc add dev sv0 root tbf rate 32kbit burst 1600 limit 1000000
-	SROCE_RDMA_DEV=sroce_ud0 timeout 120 "$tool" ud-blocked 10.77.0.1 10.77.0.2 512 ||
-		fail "sroce_qp_lifetime ud-blocked"
+	tc qdisc add dev sv0 root plug
+}
+
+# ud_park_and_destroy: a UD QP sends until transmit backpressure stops its
+# requester with the next WQE fetched, its packets parked in the plug, and
+# is destroyed.  Destroy must not wait for the parked packets.
+ud_park_and_destroy() {
+	local tool=${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/sroce_qp_lifetime
+	SROCE_RDMA_DEV=sroce_ud0 timeout $((20 * SLOW)) "$tool" ud-blocked 10.77.0.1 10.77.0.2 512 ||
+		fail "sroce_qp_lifetime ud-blocked failed, or destroy waited for parked packets"
+	[ "$(qdisc_backlog sv0)" -gt 0 ] ||
+		fail "no packet parked in the qdisc: nothing was tested"
+}
+
+# A UD QP destroyed while a qdisc keeps its packets (the plug): destroy
+# returns at once (a packet holds the QP's transmit token, not the QP),
+# the fetched WQE's hold on the AH's destination is dropped (or the GID
+# attribute it holds keeps the netdev: a "GID entry ref leak" warning at
+# link delete, "waiting for ... to become free" at netdev removal), and
+# the packets' destructors run harmlessly once the plug lets them go.
+t_ud_destroy_with_blocked_sends() {
+	fresh
+	trap 'ip netns del sroce_ud 2>/dev/null || true' EXIT
+	ud_parked_setup
+	ud_park_and_destroy
 	cat "$OBJS"
 	expect_eq "$(objects ah_dests)" 0 "AH destinations left after destroy"
 	expect_eq "$(objects ahs)" 0 "AHs left after destroy"
+	tc qdisc change dev sv0 root plug release_indefinite
+	wait_until 30 '[ "$(qdisc_backlog sv0)" = 0 ]' || fail "the plug kept its packets"
 	tc qdisc del dev sv0 root
 	timeout 30 rdma link delete sroce_ud0 || fail "link delete failed or blocked"
 	wait_for 30 dev_gone sroce_ud0 || fail "sroce_ud0 still present"
@@ -353,6 +374,29 @@ t_ud_destroy_with_blocked_sends() {
 	wait_for 30 objects_all_zero || fail "objects left: $(cat "$OBJS")"
 	! dmesg_since_case | grep -E "GID entry ref leak|to become free" ||
 		fail "a reference outlived the QP"
+}
+
+# Module exit while a qdisc still holds packets whose destructor is sroce's
+# code: rmmod waits for them (they would run freed module text), and
+# finishes once the plug lets them go.
+t_unload_with_parked_packets() {
+	fresh
+	trap 'ip netns del sroce_ud 2>/dev/null || true' EXIT
+	ud_parked_setup
+	ud_park_and_destroy
+	timeout 30 rdma link delete sroce_ud0 || fail "link delete failed or blocked"
+	rmmod sroce &
+	rmpid=$!
+	sleep 2
+	kill -0 "$rmpid" 2>/dev/null ||
+		fail "rmmod finished while packets with sroce's destructor were parked"
+	tc qdisc change dev sv0 root plug release_indefinite
+	timeout $((30 * SLOW)) tail --pid="$rmpid" -f /dev/null ||
+		fail "rmmod still waiting after the packets were released"
+	wait "$rmpid" || fail "rmmod sroce failed"
+	[ ! -d /sys/module/sroce ] || fail "sroce still loaded"
+	[ "$(qdisc_backlog sv0)" = 0 ] || fail "the plug kept its packets"
+	timeout 30 ip link del sv0 || fail "netdev removal blocked"
 }
 
 t_delete_with_open_context() {
@@ -556,6 +600,7 @@ CASES=(
 	t_link_delete
 	t_netdev_removal
 	t_ud_destroy_with_blocked_sends
+	t_unload_with_parked_packets
 	t_delete_with_open_context
 	t_unload_with_devices
 	t_add_delete_cycles

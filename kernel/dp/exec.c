@@ -29,9 +29,9 @@
  * and RNR timers, transmit completions (kernel/dp/tx.c) and modify_qp
  * wake: timers fire in loss recovery only, where a wake-up is nothing next
  * to the timeout, and a transmit completion may come inside
- * sroce_net_xmit() with this CPU holding the lock.  A run that finds this CPU already running an engine
- * (a completion handler posting, a packet delivered synchronously) does
- * not nest: it defers to the work item.
+ * sroce_net_xmit() with this CPU holding the lock.  A run that finds this
+ * CPU already running an engine (a completion handler posting, a packet
+ * delivered synchronously) does not nest: it defers to the work item.
  *
  * No lost wake-ups.  Whoever brings input (a packet on rxq, WQEs in a
  * ring, an event bit) publishes it, sets SROCE_EXEC_PENDING, issues a full
@@ -57,13 +57,14 @@
  * which hold nothing the engine takes.
  *
  * Lifetime.  The receive path and the multicast fan-out hold a QP reference
- * (sroce_qp_get()) while they queue and run, and so does every transmitted
- * packet until the stack frees it (kernel/dp/tx.c, whose destructor may
- * kick the work just before it drops its reference); the timers hold none.
+ * (sroce_qp_get()) while they queue and run; the timers hold none, and
+ * transmitted packets hold a reference on the QP's transmit token, not on
+ * the QP (kernel/dp/tx.c: a qdisc may keep a packet indefinitely).
  * destroy_qp cuts lookups off, then sroce_exec_quiesce() marks the QP dying,
- * waits for a run in progress, cancels the work and shuts the timers down;
- * then it waits for the references (kernel/obj/qp.c) and
- * sroce_exec_cleanup() drops what is left on rxq.
+ * waits for a run in progress, cancels the work, shuts the timers down and
+ * detaches the token, so a packet freed later kicks nothing; then destroy
+ * waits for the references (kernel/obj/qp.c) and sroce_exec_cleanup()
+ * drops what is left on rxq.
  *
  * Why nothing runs or is queued after destroy: sroce_exec_kick() tests
  * SROCE_EXEC_DYING and queues the work under qp->kick_lock, and
@@ -80,8 +81,8 @@
  * a timer firing meanwhile only sets a bit.  So once sroce_exec_quiesce()
  * returns, no run is in progress or will start and no work item is queued
  * or running; a runner past its unlock (the softirq of another CPU) still
- * touches the event bits, and the reference holders rxq, the event bits
- * and the inflight count, all in the QP that destroy_qp has not freed yet.
+ * touches the event bits, and the reference holders rxq and the event
+ * bits, all in the QP that destroy_qp has not freed yet.
  * A provider's doorbell runs in its own system call, which ib_uverbs never
  * lets overlap destroy_qp, and a kernel consumer does not post to a QP it
  * destroys.
@@ -732,12 +733,21 @@ int sroce_exec_qp_init(struct sroce_qp *qp)
 	spin_lock_init(&qp->post_lock);
 	qp->events = 0;
 	qp->ae_pending = 0;
-	err = sroce_req_init(qp);
+	err = sroce_tx_qp_init(qp, qp->user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	if (err)
 		return err;
+	err = sroce_req_init(qp);
+	if (err)
+		goto err_tx;
 	err = sroce_resp_init(qp);
 	if (err)
-		sroce_req_cleanup(qp);
+		goto err_req;
+	return 0;
+
+err_req:
+	sroce_req_cleanup(qp);
+err_tx:
+	sroce_tx_qp_detach(qp);
 	return err;
 }
 
@@ -758,6 +768,8 @@ void sroce_exec_quiesce(struct sroce_qp *qp)
 	cancel_work_sync(&qp->work);
 	sroce_req_shutdown_timers(qp);
 	WARN_ON_ONCE(work_pending(&qp->work));
+	/* it transmits nothing more; packets in the stack let go of it */
+	sroce_tx_qp_detach(qp);
 }
 
 /* destroy_qp, after every QP reference is gone: free the engine's state. */
@@ -777,7 +789,13 @@ int sroce_exec_init(void)
 
 void sroce_exec_exit(void)
 {
+	sroce_tx_drain();
 	destroy_workqueue(sroce_wq);
+}
+
+int sroce_exec_tx_inflight(struct sroce_qp *qp)
+{
+	return sroce_tx_inflight(qp);
 }
 
 /* The objects' hooks into the transmit path (exec.h); net.c does the work. */

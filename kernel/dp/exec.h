@@ -12,7 +12,6 @@ enum sroce_exec_event {
 	SROCE_EXEC_DYING,	/* destroy started: nothing may queue the work */
 	SROCE_EXEC_TIMEOUT,	/* the retransmission timer expired */
 	SROCE_EXEC_RNR,		/* the RNR wait is over */
-	SROCE_EXEC_TX_BLOCKED,	/* waiting for transmitted packets to drain */
 	SROCE_EXEC_LAST_WQE,	/* SRQ QP in error: LAST_WQE_REACHED owed */
 	SROCE_EXEC_PENDING,	/* input waits for a run (lost wake-ups) */
 	SROCE_EXEC_NOMEM,	/* a run found no memory for a packet */
@@ -53,6 +52,8 @@ void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 		       enum ib_qp_state next);
 void sroce_exec_quiesce(struct sroce_qp *qp);
 void sroce_exec_cleanup(struct sroce_qp *qp);
+/* Packets of the QP still in the network stack (rdma res, debugfs). */
+int sroce_exec_tx_inflight(struct sroce_qp *qp);
 
 int sroce_exec_init(void);
 void sroce_exec_exit(void);

@@ -5,7 +5,10 @@
  * and payload, and the pad to a whole number of words.  kernel/net.c adds UDP,
  * IP and the ICRC.  Called by the QP's engine (qp->exec_lock held, BHs off).
  */
+#include <linux/rcupdate.h>
 #include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/wait_bit.h>
 
 #include "core/pkt.h"
 #include "dp/exec.h"
@@ -73,45 +76,126 @@ int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 }
 
 /*
- * Transmit backpressure.  Each packet on its way out holds a QP reference
- * and counts in qp->tx_inflight until the stack frees it (the driver's
- * transmit completion, a drop, or the loopback device handing it to the
- * receive path).  Past SROCE_TX_INFLIGHT_MAX the engine stops producing
- * and sets SROCE_EXEC_TX_BLOCKED; the destructor that brings the count
- * down to SROCE_TX_INFLIGHT_WAKE wakes it.  Without this a large READ or
- * a window of writes lands in the qdisc at once and queue management
- * (fq_codel, a full pfifo) drops a burst that go-back-N must resend.
- * destroy_qp waits for the references, so the destructor never sees a
- * freed QP.
+ * Transmit backpressure.  Each packet on its way out counts in its QP's
+ * token until the stack frees it (the driver's transmit completion, a
+ * drop, or the loopback device handing it to the receive path).  Past
+ * SROCE_TX_INFLIGHT_MAX the engine stops producing and sets the token's
+ * blocked bit; the destructor that brings the count down to
+ * SROCE_TX_INFLIGHT_WAKE wakes it.  Without this a large READ or a window
+ * of writes lands in the qdisc at once and queue management (fq_codel, a
+ * full pfifo) drops a burst that go-back-N must resend.
+ *
+ * Lifetime.  A packet holds a reference on the small token, never on the
+ * QP: a qdisc may keep a packet for as long as it likes (a plug, a netem
+ * delay, a stopped device), and destroy_qp must not wait for it.  Destroy
+ * detaches the token once the engine is quiesced (token->qp = NULL under
+ * token->lock, which the destructor holds while it kicks); a destructor
+ * that runs later finds no QP.  The destructor is module text, so module
+ * exit waits until every token is freed (sroce_tx_tokens), then for a
+ * grace period: the destructor's body is an RCU read-side section, and
+ * after it only its return remains.
+ *
+ * Lock order: qp->exec_lock (the stack may free a packet inside
+ * sroce_net_xmit()) > token->lock > qp->kick_lock.
  */
 #define SROCE_TX_INFLIGHT_MAX	128
 #define SROCE_TX_INFLIGHT_WAKE	64
 
+struct sroce_tx_token {
+	refcount_t ref;			/* the QP's, and one per packet */
+	atomic_t inflight;		/* packets not yet freed */
+	unsigned long blocked;		/* bit 0: the engine waits */
+	spinlock_t lock;		/* guards qp */
+	struct sroce_qp *qp;		/* NULL once the QP is destroyed */
+};
+
+/* Tokens not yet freed, module-wide: module exit waits for zero. */
+static atomic_t sroce_tx_tokens = ATOMIC_INIT(0);
+
+int sroce_tx_qp_init(struct sroce_qp *qp, gfp_t gfp)
+{
+	struct sroce_tx_token *tok = kzalloc(sizeof(*tok), gfp);
+
+	if (!tok)
+		return -ENOMEM;
+	refcount_set(&tok->ref, 1);
+	spin_lock_init(&tok->lock);
+	tok->qp = qp;
+	atomic_inc(&sroce_tx_tokens);
+	qp->tx_token = tok;
+	return 0;
+}
+
+static void sroce_tx_token_put(struct sroce_tx_token *tok)
+{
+	if (!refcount_dec_and_test(&tok->ref))
+		return;
+	kfree(tok);
+	if (atomic_dec_and_test(&sroce_tx_tokens))
+		wake_up_var(&sroce_tx_tokens);
+}
+
 /*
- * The stack may free a packet inside sroce_net_xmit(), with the engine's
- * exec_lock held on this CPU: only kick the work item, never run the
- * engine from here.
+ * destroy_qp (or a failed create), once the engine is quiesced: packets
+ * still in the network stack no longer reach the QP.
+ */
+void sroce_tx_qp_detach(struct sroce_qp *qp)
+{
+	struct sroce_tx_token *tok = qp->tx_token;
+	unsigned long flags;
+
+	spin_lock_irqsave(&tok->lock, flags);
+	tok->qp = NULL;
+	spin_unlock_irqrestore(&tok->lock, flags);
+	qp->tx_token = NULL;
+	sroce_tx_token_put(tok);
+}
+
+/* Module exit, every device gone: no destructor of ours may run later. */
+void sroce_tx_drain(void)
+{
+	while (!wait_var_event_timeout(&sroce_tx_tokens,
+				       !atomic_read(&sroce_tx_tokens), 10 * HZ))
+		pr_info("waiting for %d QPs' packets to leave the network stack\n",
+			atomic_read(&sroce_tx_tokens));
+	synchronize_rcu();
+}
+
+/*
+ * Any context but hard interrupts; possibly inside sroce_net_xmit() with
+ * the engine's exec_lock held on this CPU: only kick the work item, never
+ * run the engine from here.
  */
 static void sroce_tx_destructor(struct sk_buff *skb)
 {
-	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+	struct sroce_tx_token *tok = skb_shinfo(skb)->destructor_arg;
+	unsigned long flags;
 
-	if (atomic_dec_return(&qp->tx_inflight) <= SROCE_TX_INFLIGHT_WAKE &&
-	    test_and_clear_bit(SROCE_EXEC_TX_BLOCKED, &qp->events))
-		sroce_exec_kick(qp);
-	sroce_qp_put(qp);
+	rcu_read_lock();
+	if (atomic_dec_return(&tok->inflight) <= SROCE_TX_INFLIGHT_WAKE &&
+	    test_and_clear_bit(0, &tok->blocked)) {
+		spin_lock_irqsave(&tok->lock, flags);
+		if (tok->qp)
+			sroce_exec_kick(tok->qp);
+		spin_unlock_irqrestore(&tok->lock, flags);
+	}
+	sroce_tx_token_put(tok);
+	rcu_read_unlock();
 }
 
-/* May the engine build another packet now?  Sets the blocked flag if not. */
+/* May the engine build another packet now?  Sets the blocked bit if not. */
 bool sroce_tx_may_send(struct sroce_qp *qp)
 {
-	if (atomic_read(&qp->tx_inflight) < SROCE_TX_INFLIGHT_MAX)
+	struct sroce_tx_token *tok = qp->tx_token;
+
+	lockdep_assert_held(&qp->exec_lock);
+	if (atomic_read(&tok->inflight) < SROCE_TX_INFLIGHT_MAX)
 		return true;
-	set_bit(SROCE_EXEC_TX_BLOCKED, &qp->events);
+	set_bit(0, &tok->blocked);
 	/* pairs with the ordered atomic_dec_return() of the destructor */
 	smp_mb__after_atomic();
-	if (atomic_read(&qp->tx_inflight) < SROCE_TX_INFLIGHT_MAX) {
-		clear_bit(SROCE_EXEC_TX_BLOCKED, &qp->events);
+	if (atomic_read(&tok->inflight) < SROCE_TX_INFLIGHT_MAX) {
+		clear_bit(0, &tok->blocked);
 		return true;
 	}
 	return false;
@@ -119,17 +203,24 @@ bool sroce_tx_may_send(struct sroce_qp *qp)
 
 bool sroce_tx_blocked(struct sroce_qp *qp)
 {
-	return test_bit(SROCE_EXEC_TX_BLOCKED, &qp->events);
+	return test_bit(0, &qp->tx_token->blocked);
+}
+
+/* Packets of the QP still in the network stack (for rdma res). */
+int sroce_tx_inflight(struct sroce_qp *qp)
+{
+	return atomic_read(&qp->tx_token->inflight);
 }
 
 int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx)
 {
+	struct sroce_tx_token *tok = qp->tx_token;
 	struct sk_buff *skb = tx->skb;
 
 	tx->skb = NULL;
-	refcount_inc(&qp->ref->count);
-	atomic_inc(&qp->tx_inflight);
-	skb_shinfo(skb)->destructor_arg = qp;
+	refcount_inc(&tok->ref);
+	atomic_inc(&tok->inflight);
+	skb_shinfo(skb)->destructor_arg = tok;
 	skb->destructor = sroce_tx_destructor;
 	return sroce_net_xmit(qp, tx->av, tx->dest_qpn, skb);
 }

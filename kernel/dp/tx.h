@@ -27,6 +27,10 @@ int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx);
 bool sroce_tx_may_send(struct sroce_qp *qp);
 bool sroce_tx_blocked(struct sroce_qp *qp);
+int sroce_tx_inflight(struct sroce_qp *qp);
+int sroce_tx_qp_init(struct sroce_qp *qp, gfp_t gfp);
+void sroce_tx_qp_detach(struct sroce_qp *qp);
+void sroce_tx_drain(void);
 void sroce_tx_abort(struct sroce_tx *tx);
 int sroce_tx_ack(struct sroce_qp *qp, u32 psn, u8 syndrome, u32 msn);
 

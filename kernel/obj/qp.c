@@ -365,11 +365,12 @@ static void sroce_qp_discard_cqes(struct sroce_qp *qp)
 
 /*
  * ib_core has stopped new verbs on the QP.  Lookups by number are cut off
- * here, the engine is stopped so it transmits nothing more, and the
- * reference holders - the receive path and packets still in the network
- * stack - are waited for.  The rings then go (a user ring stays mapped
- * until the provider unmaps it, see kernel/queue.c), after the netlink
- * details have been cut off (kernel/res.c).
+ * here, the engine is stopped so it transmits nothing more (packets still
+ * in the network stack are cut loose from it, kernel/dp/tx.c), and the
+ * reference holders - the receive path - are waited for.  The rings then
+ * go (a user ring stays mapped until the provider unmaps it, see
+ * kernel/queue.c), after the netlink details have been cut off
+ * (kernel/res.c).
  */
 static int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 {

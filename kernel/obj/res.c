@@ -29,6 +29,7 @@
 #include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 
+#include "dp/exec.h"
 #include "obj/qp.h"
 #include "obj/res.h"
 
@@ -73,7 +74,7 @@ static void sroce_res_snapshot(struct sroce_qp *qp,
 				 sroce_queue_peer_producer(&qp->rq) : 0, true },
 		{ "rd_pkts", READ_ONCE(resp->rd_pkts) },
 		{ "rxq", skb_queue_len(&qp->rxq) },
-		{ "tx_inflight", atomic_read(&qp->tx_inflight) },
+		{ "tx_inflight", sroce_exec_tx_inflight(qp) },
 		{ "events", (u32)READ_ONCE(qp->events) },
 	};
 
