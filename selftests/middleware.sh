@@ -49,7 +49,7 @@ t_gids_and_wire() { rt_pair_ready; }
 # driver run it and skip with what became of it (it is there to compare,
 # not to assert), its output shown either way.
 mw_informational() {
-	local rc=0 why
+	local rc=0 why cause
 	if [ "$SROCE_DRIVER" = sroce ]; then
 		"$@"
 		return
@@ -62,7 +62,11 @@ mw_informational() {
 		skip "informational ($SROCE_DRIVER): passed"
 	fi
 	why=$(sed -n 's/^FAIL: //p' "$RT_OUT/$KTAP_CASE.info" | tail -n 1)
-	skip "informational ($SROCE_DRIVER): FAILED: ${why:-exit status $rc}"
+	# and the tool's own word for it: UCX's fatal error, libfabric's
+	# failed call (addresses left out, so runs compare)
+	cause=$(grep -m 1 -oE 'Fatal: .*|fi_[a-z_]+\(\): .*ret=-?[0-9]+.*' \
+		"$RT_OUT/$KTAP_CASE.info" | sed 's/ 0x[0-9a-f]*//g')
+	skip "informational ($SROCE_DRIVER): FAILED: ${why:-exit status $rc}${cause:+ ($cause)}"
 }
 
 # ---- UCX ----------------------------------------------------------------------
