@@ -155,7 +155,7 @@ t_ucx_ud_workaround()		{ mw_informational ucx_case 4 ud_verbs "${UCX_WORKAROUND[
 # serves), pml ucx, UCX's log at info and the VARs exported to both
 # ranks.  Guest a asserts the program's checks, that the ranks ran in
 # different guests and that UCX's tag lanes were over the verbs device;
-# guest b that what it ran for mpirun (orted) exited 0.
+# guest b that what it ran for mpirun (orted) exited 0, and mpirun too.
 mpi_case() {
 	local name=$KTAP_CASE mlog=$RT_OUT/$KTAP_CASE.mpirun rc=0 pid v x=() st
 	[ -x "$MPI_CHECK" ] || fail "$MPI_CHECK is not built (libopenmpi-dev; make userspace)"
@@ -177,6 +177,8 @@ mpi_case() {
 		echo "what guest a's mpirun ran here exited with: $st"
 		cat "$SROCE_SHARED"/mpi-exec/out.* 2>/dev/null || :
 		[ "$(printf '%s\n' "$st" | sort -u)" = 0 ] || fail "a command of mpirun failed here"
+		st=$(tb_get "$name.mpirun" 10) || fail "guest a did not say how mpirun ended"
+		[ "$st" = 0 ] || fail "mpirun in guest a: exit status $st"
 		return 0
 	fi
 	tb_barrier "$name.serving" 60 || fail "guest b does not serve mpi_exec"
@@ -186,6 +188,7 @@ mpi_case() {
 		--mca plm_rsh_agent "$MPI_EXEC" --mca pml ucx --mca btl '^openib' \
 		"${x[@]}" "$MPI_CHECK" >"$mlog" 2>&1 || rc=$?
 	: >"$SROCE_SHARED/mpi-exec/stop"
+	tb_put "$name.mpirun" "$rc"
 	tb_barrier "$name.done" $((60 + RT_LIMIT)) || fail "guest b did not finish"
 	cat "$mlog"
 	[ "$rc" = 0 ] || fail "mpirun: exit status $rc"
