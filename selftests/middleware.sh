@@ -187,6 +187,8 @@ mpi_case() {
 		--host "$SROCE_IP4:1,$SROCE_PEER_IP4:1" \
 		--mca plm_rsh_agent "$MPI_EXEC" --mca pml ucx --mca btl '^openib' \
 		"${x[@]}" "$MPI_CHECK" >"$mlog" 2>&1 || rc=$?
+	# (the directory is there even if mpirun never ran its agent)
+	mkdir -p "$SROCE_SHARED/mpi-exec"
 	: >"$SROCE_SHARED/mpi-exec/stop"
 	tb_put "$name.mpirun" "$rc"
 	tb_barrier "$name.done" $((60 + RT_LIMIT)) || fail "guest b did not finish"
