@@ -64,6 +64,10 @@ PACKAGES=(
 	# capture takes its default under DEBIAN_FRONTEND=noninteractive)
 	iproute2 iputils-ping procps ethtool rdma-core ibverbs-utils rdmacm-utils perftest ibverbs-providers
 	libibverbs-dev librdmacm-dev tshark iperf3
+	# middleware over RDMA (selftests/middleware.sh): UCX's ucx_perftest,
+	# Open MPI (mpirun; libopenmpi-dev builds sroce_mpi_check), libfabric's
+	# fi_pingpong
+	ucx-utils openmpi-bin libopenmpi-dev libfabric-bin
 	# build
 	build-essential cmake pkg-config python3
 	# make deb: Debian packaging tools (scripts/mkdeb)

@@ -12,6 +12,12 @@
  * applications' ibv_init_ah_from_wc() find the sender's address, and the
  * completion says which of the two it is (network_hdr_type).
  *
+ * The completion's sl says it too, the way mlx5 reports a RoCE packet's
+ * L3 type there (0 RoCE v1, 1 RoCE v2 over IPv6, 2 over IPv4): UCX before
+ * 1.19 picks the GRH layout by wc.sl alone and drops IPv4 datagrams if
+ * it is anything else.  RoCE has no service level on the wire, so sl
+ * carries nothing else; kernel consumers read network_hdr_type.
+ *
  * A receive WQE too small for the datagram completes with LOC_LEN_ERR and
  * the QP carries on: a remote sender must not be able to put a datagram QP
  * (the GSI QP above all) in the error state.  A local fault of the WQE
@@ -31,6 +37,12 @@
 #include "stats.h"
 
 #define SROCE_UD_GRH_LEN	40
+
+/* wc.sl of a RoCE v2 datagram, by its network header (mlx5's values) */
+enum {
+	SROCE_UD_SL_ROCE_V2_IPV6 = 1,
+	SROCE_UD_SL_ROCE_V2_IPV4 = 2,
+};
 
 /* The GRH area of the receive buffer, from the packet's IP header. */
 static u8 sroce_ud_grh(const struct sk_buff *skb, u8 *grh)
@@ -93,6 +105,8 @@ void sroce_ud_recv(struct sroce_qp *qp, const struct sk_buff *skb,
 	if (!sroce_resp_take_rwqe(qp))
 		return;
 	status = sroce_ud_copy(qp, skb, pkt, &cqe.network_hdr_type);
+	cqe.sl = cqe.network_hdr_type == RDMA_NETWORK_IPV4 ?
+		 SROCE_UD_SL_ROCE_V2_IPV4 : SROCE_UD_SL_ROCE_V2_IPV6;
 	cqe.wr_id = qp->resp.rwqe->wr_id;
 	cqe.status = status;
 	if (status == SROCE_WC_SUCCESS) {

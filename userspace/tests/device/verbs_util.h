@@ -154,6 +154,57 @@ inline int ipv4_gid(ibv_context *ctx, ibv_gid &gid, const char *ip4 = nullptr)
 	return -1;
 }
 
+// The index of port 1's RoCE v2 GID equal to want, or -1.
+inline int roce_v2_gid_index(ibv_context *ctx, const ibv_gid &want)
+{
+	ibv_port_attr port{};
+
+	if (ibv_query_port(ctx, 1, &port))
+		return -1;
+	for (int i = 0; i < port.gid_tbl_len; i++) {
+		ibv_gid_entry e{};
+		if (!ibv_query_gid_ex(ctx, 1, uint32_t(i), &e, 0) &&
+		    e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+		    !std::memcmp(e.gid.raw, want.raw, sizeof(want.raw)))
+			return i;
+	}
+	return -1;
+}
+
+// The GID of an IPv4 ("a.b.c.d", IPv4-mapped) or IPv6 address; false if
+// ip is neither.
+inline bool gid_of_ip(const std::string &ip, ibv_gid &gid)
+{
+	in_addr a4{};
+
+	gid = {};
+	if (inet_pton(AF_INET, ip.c_str(), &a4) == 1) {
+		gid.raw[10] = gid.raw[11] = 0xff;
+		std::memcpy(gid.raw + 12, &a4, 4);
+		return true;
+	}
+	return inet_pton(AF_INET6, ip.c_str(), gid.raw) == 1;
+}
+
+// The index of the RoCE v2 GID of address ip, once it is in the GID table
+// (ib_core adds a new address's GID a moment after the netdev has it),
+// or -1 if it is not there within limit.
+inline int wait_gid_index(ibv_context *ctx, const std::string &ip,
+			  Clock::duration limit = kWait)
+{
+	const auto deadline = Clock::now() + limit;
+	ibv_gid gid;
+
+	if (!gid_of_ip(ip, gid))
+		return -1;
+	for (;;) {
+		const int i = roce_v2_gid_index(ctx, gid);
+		if (i >= 0 || Clock::now() > deadline)
+			return i;
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	}
+}
+
 // How connect() takes a QP from RESET to RTS.  The defaults are the RC
 // cases'; a UC QP takes only what UC has of them.
 struct Link {
