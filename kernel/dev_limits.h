@@ -16,7 +16,7 @@
 #define SROCE_DEFAULT_PKEY	0xffff
 #define SROCE_MAX_INLINE_DATA	512		/* SQ slot of 1 KiB at most */
 #define SROCE_MAX_CQ		BIT(14)		/* cq_ida range; a ring and a VMA each */
-#define SROCE_MAX_CQE		BIT(16)		/* 4 MiB ring of 64-byte CQEs */
+#define SROCE_MAX_CQE		BIT(22)		/* 256 MiB ring; ofi_rxm asks 2^18 */
 #define SROCE_MAX_MR		BIT(16)		/* mr_count bound */
 #define SROCE_MAX_MR_SIZE	BIT_ULL(36)	/* 64 GiB: 128 MiB page array */
 #define SROCE_MAX_FAST_REG_PAGES 512		/* pages of a fast-register MR */

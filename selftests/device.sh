@@ -519,14 +519,31 @@ t_rxe_port_clash() {
 }
 
 # A user's rings and WQE copies are charged to its memory cgroup: a process
-# in a cgroup with a small memory.max that creates CQs, SRQs and QPs at the
-# advertised maxima gets ENOMEM from a create, is not OOM-killed, and the
-# cgroup never went over its limit; the same process outside the cgroup
-# gets further (so the limit is what stopped it).  Everything it created is
-# gone after it exits, and the kernel log says nothing about it.
+# in a cgroup with a small memory.max that creates CQs of 65536 CQEs and
+# SRQs and QPs at the advertised maxima gets ENOMEM from a create, is not
+# OOM-killed, and the cgroup never went over its limit; so does one that
+# asks for a CQ of max_cqe (a 256 MiB ring, its first create).  The same
+# process outside the cgroup creates a CQ of max_cqe, an SRQ and a QP at
+# the maxima (about 330 MiB in the 1 GiB guest), so the limit is what
+# stopped it.  Everything created is gone after each process exits, and the
+# kernel log says nothing about it.
 MEMCG_MAX=$((32 << 20))
+# in_cgroup CG ARGS...: sroce_obj_fill ARGS... in cgroup CG; sets out, rc
+in_cgroup() {
+	local cg=$1
+	shift
+	out=$(SROCE_RDMA_DEV=sroce0 bash -c \
+		'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' _ "$cg" \
+		"$OBJ_FILL" "$@" 2>&1) && rc=0 || rc=$?
+}
+
+# created_objects: the count sroce_obj_fill printed (in $out)
+created_objects() {
+	printf '%s\n' "$out" | sed -n 's/^created \([0-9]*\) objects.*/\1/p'
+}
+
 t_memcg_limits() {
-	local tool=${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/sroce_obj_fill
+	OBJ_FILL=${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/sroce_obj_fill
 	local cgroot=/sys/fs/cgroup cg out rc in_created out_created before
 	fresh
 	add_link sroce0 "$IF"
@@ -547,31 +564,37 @@ t_memcg_limits() {
 	before=$(cat "$OBJS")
 
 	# inside: a create fails with ENOMEM (exit 10), the process lives
-	out=$(SROCE_RDMA_DEV=sroce0 bash -c \
-		'echo $$ >"$1/cgroup.procs" && exec "$2" 3' _ "$cg" "$tool" 2>&1) &&
-		rc=0 || rc=$?
-	echo "in the cgroup (memory.max $MEMCG_MAX): $out"
+	in_cgroup "$cg" 3 65536
+	echo "in the cgroup (memory.max $MEMCG_MAX), CQs of 65536: $out"
 	cat "$cg/memory.events"
 	expect_eq "$rc" 10 "exit status in the cgroup (10: a create failed with ENOMEM)"
-	expect_eq "$(awk '$1 == "oom_kill" { print $2 }' "$cg/memory.events")" 0 \
-		"OOM kills in the cgroup"
 	[ "$(awk '$1 == "max" { print $2 }' "$cg/memory.events")" -gt 0 ] ||
 		fail "the cgroup never reached memory.max"
+	in_created=$(created_objects)
+	[ -n "$in_created" ] || fail "no count from sroce_obj_fill"
+	wait_until 30 '[ "$(cat "$OBJS")" = "$before" ]' ||
+		fail "objects left after the process in the cgroup: $(cat "$OBJS")"
+
+	# inside, a CQ of max_cqe: that first create fails with ENOMEM
+	in_cgroup "$cg" 1
+	echo "in the cgroup, a CQ of max_cqe: $out"
+	expect_eq "$rc" 10 "exit status in the cgroup, max_cqe (10: ENOMEM)"
+	expect_eq "$(created_objects)" 0 "objects created before the max_cqe CQ failed"
+	expect_eq "$(awk '$1 == "oom_kill" { print $2 }' "$cg/memory.events")" 0 \
+		"OOM kills in the cgroup"
 	if [ -e "$cg/memory.peak" ]; then
 		echo "memory.peak $(cat "$cg/memory.peak")"
 		[ "$(cat "$cg/memory.peak")" -le "$MEMCG_MAX" ] ||
 			fail "memory.peak over memory.max"
 	fi
-	in_created=$(printf '%s\n' "$out" | sed -n 's/^created \([0-9]*\) objects.*/\1/p')
-	[ -n "$in_created" ] || fail "no count from sroce_obj_fill"
 	wait_until 30 '[ "$(cat "$OBJS")" = "$before" ]' ||
-		fail "objects left after the process in the cgroup: $(cat "$OBJS")"
+		fail "objects left after the max_cqe process: $(cat "$OBJS")"
 
-	# outside: the same three rounds all succeed (about 210 MiB)
-	out=$(SROCE_RDMA_DEV=sroce0 "$tool" 3 2>&1) && rc=0 || rc=$?
+	# outside: a round at the maxima, the CQ of max_cqe included
+	out=$(SROCE_RDMA_DEV=sroce0 "$OBJ_FILL" 1 2>&1) && rc=0 || rc=$?
 	echo "outside: $out"
 	expect_eq "$rc" 0 "exit status outside the cgroup"
-	out_created=$(printf '%s\n' "$out" | sed -n 's/^created \([0-9]*\) objects.*/\1/p')
+	out_created=$(created_objects)
 	[ "$out_created" -gt "$in_created" ] ||
 		fail "outside the cgroup created $out_created, inside $in_created"
 	wait_until 30 '[ "$(cat "$OBJS")" = "$before" ]' ||

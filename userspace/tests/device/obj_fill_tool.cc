@@ -3,8 +3,9 @@
 // binary: the shell puts it into a memory cgroup (or not) and asserts what
 // the cgroup and the kernel show afterwards.
 //
-//   sroce_obj_fill ROUNDS
-//	Each round creates, and keeps, a CQ of max_cqe entries, an SRQ of
+//   sroce_obj_fill ROUNDS [CQE]
+//	Each round creates, and keeps, a CQ of CQE entries (default
+//	max_cqe), an SRQ of
 //	max_srq_wr WQEs of max_srq_sge SGEs and an RC QP of max_qp_wr send
 //	and receive WQEs of max_sge SGEs each, from ibv_query_device.  Stops at
 //	the first create that fails or after ROUNDS rounds, prints what it
@@ -64,13 +65,13 @@ struct Objects {
 
 // errno of the failed create, 0 if the round completed.
 int fill_round(ibv_context *ctx, ibv_pd *pd, const ibv_device_attr &da,
-	       Objects &objs)
+	       int cqe, Objects &objs)
 {
-	Cq cq(ibv_create_cq(ctx, da.max_cqe, nullptr, nullptr, 0));
+	Cq cq(ibv_create_cq(ctx, cqe, nullptr, nullptr, 0));
 	if (!cq)
 		return errno;
 	objs.cqs.push_back(std::move(cq));
-	std::cout << "cq cqe=" << da.max_cqe << "\n";
+	std::cout << "cq cqe=" << cqe << "\n";
 
 	ibv_srq_init_attr sa{};
 	sa.attr.max_wr = da.max_srq_wr;
@@ -102,14 +103,16 @@ int fill_round(ibv_context *ctx, ibv_pd *pd, const ibv_device_attr &da,
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		std::cerr << "usage: sroce_obj_fill ROUNDS\n";
+	if (argc != 2 && argc != 3) {
+		std::cerr << "usage: sroce_obj_fill ROUNDS [CQE]\n";
 		return 2;
 	}
 	const int rounds = std::atoi(argv[1]);
+	const int cqe_arg = argc == 3 ? std::atoi(argv[2]) : 0;
 	const char *dev = std::getenv("SROCE_RDMA_DEV");
-	if (rounds < 1 || !dev) {
-		std::cerr << "sroce_obj_fill: ROUNDS >= 1 and SROCE_RDMA_DEV needed\n";
+	if (rounds < 1 || (argc == 3 && cqe_arg < 1) || !dev) {
+		std::cerr << "sroce_obj_fill: ROUNDS >= 1, CQE >= 1 and "
+			     "SROCE_RDMA_DEV needed\n";
 		return 2;
 	}
 
@@ -130,7 +133,9 @@ int main(int argc, char **argv)
 
 	int err = 0;
 	int done = 0;
-	while (done < rounds && !(err = fill_round(ctx.get(), pd.get(), da, objs)))
+	const int cqe = cqe_arg ? cqe_arg : da.max_cqe;
+	while (done < rounds &&
+	       !(err = fill_round(ctx.get(), pd.get(), da, cqe, objs)))
 		done++;
 	const size_t created = objs.cqs.size() + objs.srqs.size() + objs.qps.size();
 	std::cout << "created " << created << " objects in " << done
