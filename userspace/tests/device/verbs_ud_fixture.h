@@ -115,6 +115,16 @@ protected:
 		return ::testing::AssertionSuccess();
 	}
 
+	// Two UD QPs of the fixture's device, both in RTS.
+	void make_ud_pair(Qp &a, Qp &b)
+	{
+		a = make_qp(IBV_QPT_UD);
+		b = make_qp(IBV_QPT_UD);
+		ASSERT_TRUE(a && b) << std::strerror(errno);
+		ASSERT_TRUE(ud_ready(a.get()));
+		ASSERT_TRUE(ud_ready(b.get()));
+	}
+
 	// An AH to dgid from the fixture's GID, or from the one at sgid_index.
 	Ah make_ah(ibv_pd *pd, const ibv_gid &dgid, int sgid_index = -1)
 	{
@@ -170,11 +180,7 @@ protected:
 	void SetUp() override
 	{
 		ASSERT_NO_FATAL_FAILURE(Datagram::SetUp());
-		a_ = make_qp(IBV_QPT_UD);
-		b_ = make_qp(IBV_QPT_UD);
-		ASSERT_TRUE(a_ && b_) << std::strerror(errno);
-		ASSERT_TRUE(ud_ready(a_.get()));
-		ASSERT_TRUE(ud_ready(b_.get()));
+		ASSERT_NO_FATAL_FAILURE(make_ud_pair(a_, b_));
 		ah_ = make_ah(pd_.get(), gid_);
 		ASSERT_TRUE(ah_) << "ibv_create_ah: " << std::strerror(errno);
 	}

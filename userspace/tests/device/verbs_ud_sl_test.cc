@@ -117,11 +117,7 @@ protected:
 	void SetUp() override
 	{
 		ASSERT_NO_FATAL_FAILURE(Datagram::SetUp());
-		a_ = make_qp(IBV_QPT_UD);
-		b_ = make_qp(IBV_QPT_UD);
-		ASSERT_TRUE(a_ && b_) << std::strerror(errno);
-		ASSERT_TRUE(ud_ready(a_.get()));
-		ASSERT_TRUE(ud_ready(b_.get()));
+		ASSERT_NO_FATAL_FAILURE(make_ud_pair(a_, b_));
 	}
 
 	// mlx5's L3 type of the fixture's address family
