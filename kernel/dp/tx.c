@@ -101,7 +101,8 @@ int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 #define SROCE_TX_INFLIGHT_MAX	128
 #define SROCE_TX_INFLIGHT_WAKE	64
 
-struct sroce_tx_token {
+/* exec-named: kernel/obj/qp.h holds a pointer, and obj names only exec's */
+struct sroce_exec_tx_token {
 	refcount_t ref;			/* the QP's, and one per packet */
 	atomic_t inflight;		/* packets not yet freed */
 	unsigned long blocked;		/* bit 0: the engine waits */
@@ -114,7 +115,7 @@ static atomic_t sroce_tx_tokens = ATOMIC_INIT(0);
 
 int sroce_tx_qp_init(struct sroce_qp *qp, gfp_t gfp)
 {
-	struct sroce_tx_token *tok = kzalloc(sizeof(*tok), gfp);
+	struct sroce_exec_tx_token *tok = kzalloc(sizeof(*tok), gfp);
 
 	if (!tok)
 		return -ENOMEM;
@@ -126,7 +127,7 @@ int sroce_tx_qp_init(struct sroce_qp *qp, gfp_t gfp)
 	return 0;
 }
 
-static void sroce_tx_token_put(struct sroce_tx_token *tok)
+static void sroce_tx_token_put(struct sroce_exec_tx_token *tok)
 {
 	if (!refcount_dec_and_test(&tok->ref))
 		return;
@@ -141,7 +142,7 @@ static void sroce_tx_token_put(struct sroce_tx_token *tok)
  */
 void sroce_tx_qp_detach(struct sroce_qp *qp)
 {
-	struct sroce_tx_token *tok = qp->tx_token;
+	struct sroce_exec_tx_token *tok = qp->tx_token;
 	unsigned long flags;
 
 	spin_lock_irqsave(&tok->lock, flags);
@@ -168,7 +169,7 @@ void sroce_tx_drain(void)
  */
 static void sroce_tx_destructor(struct sk_buff *skb)
 {
-	struct sroce_tx_token *tok = skb_shinfo(skb)->destructor_arg;
+	struct sroce_exec_tx_token *tok = skb_shinfo(skb)->destructor_arg;
 	unsigned long flags;
 
 	rcu_read_lock();
@@ -186,7 +187,7 @@ static void sroce_tx_destructor(struct sk_buff *skb)
 /* May the engine build another packet now?  Sets the blocked bit if not. */
 bool sroce_tx_may_send(struct sroce_qp *qp)
 {
-	struct sroce_tx_token *tok = qp->tx_token;
+	struct sroce_exec_tx_token *tok = qp->tx_token;
 
 	lockdep_assert_held(&qp->exec_lock);
 	if (atomic_read(&tok->inflight) < SROCE_TX_INFLIGHT_MAX)
@@ -214,7 +215,7 @@ int sroce_tx_inflight(struct sroce_qp *qp)
 
 int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx)
 {
-	struct sroce_tx_token *tok = qp->tx_token;
+	struct sroce_exec_tx_token *tok = qp->tx_token;
 	struct sk_buff *skb = tx->skb;
 
 	tx->skb = NULL;

@@ -24,7 +24,7 @@
 struct sroce_ah_dest;
 struct sroce_dev;
 struct sroce_qp;
-struct sroce_tx_token;
+struct sroce_exec_tx_token;
 
 /*
  * The part of a QP that lookups by number touch before they hold a
@@ -198,7 +198,7 @@ struct sroce_qp {
 	unsigned long events;		/* SROCE_EXEC_* bits, atomic */
 	unsigned long ae_pending;	/* BIT(ib_event_type) to dispatch */
 	bool comm_est;			/* COMM_EST raised since -> RTR */
-	struct sroce_tx_token *tx_token; /* packets in flight (dp/tx.c) */
+	struct sroce_exec_tx_token *tx_token; /* packets in flight (dp/tx.c) */
 	struct dst_entry *tx_dst;	/* cached route, kernel/net.c */
 	u32 tx_dst_cookie;		/* its IPv6 validity cookie */
 	struct list_head res_node;	/* in kernel/res.c's list */
