@@ -298,13 +298,7 @@ TEST_P(UdL3, TransmitSlIsIgnored)
 		EXPECT_TRUE(same_gid(g.dst, gid_));
 	}
 
-	ibv_qp_init_attr qa{};
-	qa.send_cq = scq_.get();
-	qa.recv_cq = rcq_.get();
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = qa.cap.max_recv_wr = 1;
-	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-	Qp rc(ibv_create_qp(pd_.get(), &qa));
+	Qp rc = make_qp(IBV_QPT_RC);
 	ASSERT_TRUE(rc) << std::strerror(errno);
 	ASSERT_TRUE(to_init(rc.get()));
 	ibv_qp_attr a{};
