@@ -412,7 +412,8 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 			sroce_mr_put(mr);
 		return false;
 	}
-	if (len && sroce_mr_copy(mr, resp->wr_va, skb->data + pkt->payload_off,
+	if (len && sroce_mr_copy(mr, resp->wr_rkey, IB_ACCESS_REMOTE_WRITE,
+				 resp->wr_va, skb->data + pkt->payload_off,
 				 len, SROCE_MR_TO_MR)) {
 		/* a fast-register MR invalidated since the lookup */
 		sroce_mr_put(mr);
@@ -478,7 +479,8 @@ static int sroce_resp_read_pkt(struct sroce_qp *qp, u32 len, bool first,
 	if (tx.op->hdrs & SROCE_HDR_AETH)
 		sroce_hdr_aeth_encode(sroce_tx_ext(&tx, SROCE_EXT_AETH), &aeth);
 	/* bytes a failed copy did not write must never reach the wire */
-	if (len && sroce_mr_copy(mr, resp->rd_va, tx.payload, len,
+	if (len && sroce_mr_copy(mr, resp->rd_rkey, IB_ACCESS_REMOTE_READ,
+				 resp->rd_va, tx.payload, len,
 				 SROCE_MR_FROM_MR)) {
 		sroce_tx_abort(&tx);
 		err = -EACCES;
@@ -583,7 +585,8 @@ static bool sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 		return false;
 	}
 	spin_lock_bh(&sroce_resp_atomic_lock);
-	err = sroce_mr_atomic(mr, ae->va, pkt->op->kind == SROCE_KIND_FETCH_ADD,
+	err = sroce_mr_atomic(mr, ae->rkey, ae->va,
+			      pkt->op->kind == SROCE_KIND_FETCH_ADD,
 			      ae->compare, ae->swap_add, &orig);
 	spin_unlock_bh(&sroce_resp_atomic_lock);
 	sroce_mr_put(mr);

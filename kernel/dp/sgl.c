@@ -60,7 +60,8 @@ enum sroce_wc_status sroce_sgl_copy(struct sroce_qp *qp,
 				  sge[i].addr + off, chunk, &fault);
 		if (!mr)
 			return SROCE_WC_LOC_PROT_ERR;
-		err = sroce_mr_copy(mr, sge[i].addr + off, buf, chunk, dir);
+		err = sroce_mr_copy(mr, sge[i].lkey, access, sge[i].addr + off,
+				    buf, chunk, dir);
 		sroce_mr_put(mr);
 		if (err)
 			return SROCE_WC_LOC_PROT_ERR;

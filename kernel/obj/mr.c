@@ -27,7 +27,9 @@
  *    so does every copy or atomic through it, which holds the lock while
  *    it touches the pages: an invalidation (or the next registration)
  *    waits for the copy in progress, and a copy after it fails instead of
- *    touching pages the ULP may have reused.  Copies are at most a packet's
+ *    touching pages the ULP may have reused, even if a new registration
+ *    is already in force (the copy re-checks the key and rights its
+ *    lookup was granted, not only validity).  Copies are at most a packet's
  *    payload (the path MTU), so the lock is held for a few microseconds.
  *  - A memory window bound to an MR counts in num_mw (under mr->lock, taken
  *    inside the window's lock); dereg refuses an MR with bound windows
@@ -657,13 +659,30 @@ static void *sroce_mr_fr_va(const struct sroce_mr *mr, u64 iova, u64 *room)
 }
 
 /*
- * A copy through a fast-register MR, under mr->lock (see the head of this
- * file): -EFAULT if the MR was invalidated since the caller looked it up,
- * or the range is no longer in it.  A failed copy may have copied part of
- * the range; callers discard what they copied into.
+ * Is the registration the caller's lookup granted still the one in force?
+ * Checking validity alone is not enough: LOCAL_INV then IB_WR_REG_MR under
+ * the next key byte (or with fewer rights) may both run between the lookup
+ * and the copy, and the copy must not then reach the new registration's
+ * pages through the old key.  mr->lock held.
  */
-static int sroce_mr_fr_copy(struct sroce_mr *mr, u64 iova, void *buf,
-			    u64 len, enum sroce_mr_dir dir)
+static bool sroce_mr_fr_granted(const struct sroce_mr *mr, u32 key,
+				u32 access, u64 iova, u64 len)
+{
+	lockdep_assert_held(&mr->lock);
+	return sroce_mr_check(mr, key, mr->pd, access, iova, len) ==
+	       SROCE_MR_OK;
+}
+
+/*
+ * A copy through a fast-register MR, under mr->lock (see the head of this
+ * file): -EFAULT if the MR is no longer registered under @key with @access
+ * since the caller looked it up, or the range is no longer in it.  A failed
+ * copy may have copied part of the range; callers discard what they copied
+ * into.
+ */
+static int sroce_mr_fr_copy(struct sroce_mr *mr, u32 key, u32 access,
+			    u64 iova, void *buf, u64 len,
+			    enum sroce_mr_dir dir)
 {
 	unsigned long flags;
 	u64 room, chunk;
@@ -671,7 +690,7 @@ static int sroce_mr_fr_copy(struct sroce_mr *mr, u64 iova, void *buf,
 	void *va;
 
 	spin_lock_irqsave(&mr->lock, flags);
-	if (!mr->valid || !sroce_mr_in_bounds(mr, iova, len))
+	if (!sroce_mr_fr_granted(mr, key, access, iova, len))
 		err = -EFAULT;
 	while (!err && len) {
 		va = sroce_mr_fr_va(mr, iova, &room);
@@ -695,23 +714,27 @@ static int sroce_mr_fr_copy(struct sroce_mr *mr, u64 iova, void *buf,
 /**
  * sroce_mr_copy - copy between a kernel buffer and an MR
  * @mr: MR, referenced by the caller
+ * @key: the key sroce_mr_get() granted the access under
+ * @access: the IB_ACCESS_* rights it was granted for
  * @iova: first MR byte
  * @buf: kernel buffer of @len bytes
  * @len: bytes to copy
  * @dir: SROCE_MR_TO_MR writes @buf into the MR, SROCE_MR_FROM_MR reads it
  *
- * Permissions are the caller's business (sroce_mr_get); the bounds, and the
- * validity of a fast-register MR, are checked again here.  Returns 0, or
- * -EFAULT if the range is not in the MR (any more): then part of it may
+ * Permissions are the caller's business (sroce_mr_get); the bounds are
+ * checked again here, and a fast-register MR must still be registered
+ * under @key with @access.  (A window's key never names one: windows exist
+ * for user PDs only, fast-register MRs for kernel PDs only.)  Returns 0,
+ * or -EFAULT if the range is not in the MR (any more): then part of it may
  * have been copied, and the caller must not use @buf.
  */
-int sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u64 len,
-		  enum sroce_mr_dir dir)
+int sroce_mr_copy(struct sroce_mr *mr, u32 key, u32 access, u64 iova,
+		  void *buf, u64 len, enum sroce_mr_dir dir)
 {
 	u64 off;
 
 	if (mr->fast_reg)
-		return sroce_mr_fr_copy(mr, iova, buf, len, dir);
+		return sroce_mr_fr_copy(mr, key, access, iova, buf, len, dir);
 	if (!sroce_mr_in_bounds(mr, iova, len))
 		return -EFAULT;
 	if (mr->dma) {
@@ -760,15 +783,17 @@ static u64 sroce_mr_atomic_apply(u64 *p, bool fetch_add, u64 compare,
 }
 
 /* An atomic through a fast-register MR, under mr->lock like a copy. */
-static int sroce_mr_fr_atomic(struct sroce_mr *mr, u64 iova, bool fetch_add,
-			      u64 compare, u64 swap_add, u64 *orig)
+static int sroce_mr_fr_atomic(struct sroce_mr *mr, u32 key, u64 iova,
+			      bool fetch_add, u64 compare, u64 swap_add,
+			      u64 *orig)
 {
 	unsigned long flags;
 	int err = -EFAULT;
 	u64 room, *p;
 
 	spin_lock_irqsave(&mr->lock, flags);
-	if (mr->valid && sroce_mr_in_bounds(mr, iova, sizeof(u64))) {
+	if (sroce_mr_fr_granted(mr, key, IB_ACCESS_REMOTE_ATOMIC, iova,
+				sizeof(u64))) {
 		p = sroce_mr_fr_va(mr, iova, &room);
 		if (p) {
 			*orig = sroce_mr_atomic_apply(p, fetch_add, compare,
@@ -783,6 +808,7 @@ static int sroce_mr_fr_atomic(struct sroce_mr *mr, u64 iova, bool fetch_add,
 /**
  * sroce_mr_atomic - fetch-and-add or compare-and-swap on a word of an MR
  * @mr: MR, referenced by the caller
+ * @key: the key sroce_mr_get() granted remote atomic access under
  * @iova: address of the word; atomics require 8-byte alignment, which also
  *	  keeps the word within one page
  * @fetch_add: true for fetch-and-add, false for compare-and-swap
@@ -790,12 +816,13 @@ static int sroce_mr_fr_atomic(struct sroce_mr *mr, u64 iova, bool fetch_add,
  * @swap_add: what is added, or swapped in
  * @orig: set to the word's value before the operation
  *
- * Like sroce_mr_copy(), the bounds and the validity of a fast-register MR
- * are checked again, under its lock.  Returns 0, -EINVAL if @iova is
- * misaligned, or -EFAULT if it is not in the MR (any more).  Serialising
- * atomics against each other is the caller's job.
+ * Like sroce_mr_copy(), the bounds are checked again, and a fast-register
+ * MR must still be registered under @key with remote atomic access, under
+ * its lock.  Returns 0, -EINVAL if @iova is misaligned, or -EFAULT if it is
+ * not in the MR (any more).  Serialising atomics against each other is the
+ * caller's job.
  */
-int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool fetch_add,
+int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 iova, bool fetch_add,
 		    u64 compare, u64 swap_add, u64 *orig)
 {
 	u64 off, *p;
@@ -803,7 +830,7 @@ int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool fetch_add,
 	if (!IS_ALIGNED(iova, sizeof(u64)))
 		return -EINVAL;
 	if (mr->fast_reg)
-		return sroce_mr_fr_atomic(mr, iova, fetch_add, compare,
+		return sroce_mr_fr_atomic(mr, key, iova, fetch_add, compare,
 					  swap_add, orig);
 	if (!sroce_mr_in_bounds(mr, iova, sizeof(u64)))
 		return -EFAULT;

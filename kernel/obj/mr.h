@@ -110,9 +110,9 @@ int sroce_mr_key_publish(struct sroce_dev *sdev, void *obj,
 			 enum sroce_key_kind kind, u32 *key);
 void *sroce_mr_key_lookup(struct sroce_dev *sdev, u32 key,
 			  enum sroce_key_kind *kind);
-int sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u64 len,
-		  enum sroce_mr_dir dir);
-int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool fetch_add,
+int sroce_mr_copy(struct sroce_mr *mr, u32 key, u32 access, u64 iova,
+		  void *buf, u64 len, enum sroce_mr_dir dir);
+int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 iova, bool fetch_add,
 		    u64 compare, u64 swap_add, u64 *orig);
 
 void sroce_mr_dev_init(struct sroce_dev *sdev);
