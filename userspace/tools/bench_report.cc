@@ -365,9 +365,10 @@ UcxBatch parse_ucx(const std::string &text)
 
 // fi_pingpong's row (bytes, #sent, =#ack, total, time, MB/sec, usec/xfer,
 // Mxfers/sec) of a run of one size: MB/sec (10^6 bytes, both directions)
-// and usec/xfer (a one-way transfer), if every message was acknowledged.
+// and usec/xfer (a one-way transfer), if every message was acknowledged;
+// each if positive and finite (MB/sec prints as 0.00 at 64 B under TCG).
 struct FiRow {
-	double mbps, usec;
+	Opt mbps, usec;
 };
 
 std::optional<FiRow> parse_fi(const std::string &text)
@@ -378,10 +379,13 @@ std::optional<FiRow> parse_fi(const std::string &text)
 			continue;
 		if (f[2].substr(1) != f[1])
 			return std::nullopt;
+		FiRow r;
 		const Opt mbps = to_double(f[5]), usec = to_double(f[6]);
-		if (mbps && usec && finite_pos({*mbps, *usec}))
-			return FiRow{*mbps, *usec};
-		return std::nullopt;
+		if (mbps && finite_pos({*mbps}))
+			r.mbps = mbps;
+		if (usec && finite_pos({*usec}))
+			r.usec = usec;
+		return r;
 	}
 	return std::nullopt;
 }
@@ -513,9 +517,9 @@ SetupData load_setup(const fs::path &sdir)
 		} else if (tool == "fi_rdm" && (size == 64 || size == 1048576)) {
 			const auto r = parse_fi(text);
 			if (size == 64)
-				put("fi_lat_64", drv, run, r ? Opt(r->usec) : std::nullopt);
+				put("fi_lat_64", drv, run, r ? r->usec : std::nullopt);
 			else
-				put("fi_bw_1048576", drv, run, r ? Opt(r->mbps) : std::nullopt);
+				put("fi_bw_1048576", drv, run, r ? r->mbps : std::nullopt);
 		} else if (tool == "pingpong") {
 			const auto r = parse_pingpong(text);
 			put("tcp_lat_typ", "tcp", run, r ? Opt(r->typ) : std::nullopt);
