@@ -20,6 +20,11 @@
 #   ib_write_lat, ib_send_lat, ib_read_lat at 2 bytes
 #   ib_write_bw -s 2 -n 20 first: the CPU cost of a run that moves nothing
 #   TCP: iperf3 -l 64K for BENCH_TCP_SECS s, tcp_pingpong -S 2
+#   middleware (two guests only), unless BENCH_MW=0: ucx_perftest's tag_lat
+#   at 8 B and tag_bw at 64 KiB in one batch over UCX_TLS=rc_verbs,ud_verbs
+#   (its log must show the tag lanes over rc_verbs on the device), and
+#   fi_pingpong -p 'verbs;ofi_rxm' -e rdm at 64 B and at 1 MiB; rdma_rxe
+#   with the workarounds of selftests/lib/middleware.sh, sroce without
 #
 # Raw output goes to $SROCE_LOGDIR/raw/ (the client's and server's output
 # per run: DRIVER.TOOL.SIZE.qQPS.rROUND.ATTEMPT.{client,server}; see
@@ -29,6 +34,7 @@
 #
 # Environment (set by scripts/bench with testbed -e):
 #   BENCH_RUNS (3), BENCH_DRIVERS ("sroce rdma_rxe"), BENCH_TCP (1),
+#   BENCH_PERFTEST (1: the perftest set), BENCH_MW (1: the middleware set),
 #   BENCH_BW_SIZES ("64 4096 65536 1048576"), BENCH_Q4 (1),
 #   BENCH_SCALE (100: percent of the default iteration counts),
 #   BENCH_TCP_SECS (3), BENCH_TOOLS (directory with tcp_pingpong and bench-fold),
@@ -49,6 +55,7 @@ set -u
 RT_OUT=$SROCE_LOGDIR/raw
 RT_LIMIT=${BENCH_LIMIT:-90}
 . "$SROCE_SRC/selftests/lib/rdma_tools.sh"
+. "$SROCE_SRC/selftests/lib/middleware.sh"
 
 RUNS=${BENCH_RUNS:-3}
 DRIVERS=${BENCH_DRIVERS:-sroce rdma_rxe}
@@ -57,6 +64,8 @@ SCALE=${BENCH_SCALE:-100}
 TCP=${BENCH_TCP:-1}
 TCP_SECS=${BENCH_TCP_SECS:-3}
 Q4=${BENCH_Q4:-1}
+PERFTEST=${BENCH_PERFTEST:-1}
+MW=${BENCH_MW:-1}
 TOOLS=${BENCH_TOOLS:-$SROCE_BUILD/userspace/tools}
 CPULOG=$SROCE_LOGDIR/cpu.txt
 PROFILE=${BENCH_PROFILE:-}
@@ -243,6 +252,67 @@ rdma_set() {		# DRIVER ROUND
 	done
 }
 
+# ---- middleware: UCX and libfabric over the device (two guests)
+
+# mw_iters N MIN: N iterations scaled by BENCH_SCALE, at least MIN
+mw_iters() {
+	local n=$(($1 * SCALE / 100))
+	[ "$n" -ge "$2" ] || n=$2
+	echo "$n"
+}
+
+# mw_ucx_run NAME DEV ENV...: ucx_perftest's batch NAME.batch between the
+# guests (env ENV...); the UCX log of this side must show the tag lanes
+# over rc_verbs on DEV, else a line in the output tells bench-report that
+# the figures are not the device's
+mw_ucx_run() {
+	local name=$1 dev=$2 side=client
+	shift 2
+	rt_run "$name" "$PORT" _rt_ready_tcp \
+		-- env "$@" ucx_perftest -p "$PORT" -b "$RT_OUT/$name.batch" \
+		-- env "$@" ucx_perftest "$RT_CONNECT" -p "$PORT" -b "$RT_OUT/$name.batch" ||
+		return 1
+	rt_is_server && side=server
+	mw_ucx_lanes "$RT_OUT/$name.$side" "$side" rc_verbs "$dev" 2 && return 0
+	echo "bench: FAILED: UCX's tag lanes were not over rc_verbs/$dev:1" >>"$RT_OUT/$name.$side"
+	return 1
+}
+
+# mw_fi_run NAME SIZE ITERS ENV...: fi_pingpong over verbs;ofi_rxm rdm
+mw_fi_run() {
+	local name=$1 size=$2 n=$3 args
+	shift 3
+	args=(fi_pingpong -p 'verbs;ofi_rxm' -e rdm -S "$size" -I "$n")
+	rt_run "$name" "$PORT" _rt_ready_tcp \
+		-- env "$@" "${args[@]}" -B "$PORT" \
+		-- env "$@" "${args[@]}" -P "$PORT" "$RT_CONNECT"
+}
+
+mw_set() {		# DRIVER ROUND
+	local drv=$1 r=$2 dev name size n ucx=() fienv=()
+	dev=$(dev_of "$drv")
+	if [ "$drv" != sroce ]; then
+		ucx=("${MW_UCX_WORKAROUND[@]}")
+		fienv=("${MW_FI_WORKAROUND[@]}")
+	fi
+	# one ucx_perftest per side for both tests (a start costs seconds);
+	# size 0 in the name: a batch
+	name=$drv.ucx_tag.0.q1.r$r
+	printf '%s\n' "lat-8 -t tag_lat -s 8 -n $(mw_iters 200 20) -w 10" \
+		"bw-64k -t tag_bw -s 65536 -n $(mw_iters 100 20) -w 10" >"$RT_OUT/$name.1.batch"
+	run "$name" mw_ucx_run "$name.1" "$dev" UCX_TLS=rc_verbs,ud_verbs \
+		UCX_NET_DEVICES="$dev:1" UCX_LOG_LEVEL=info "${ucx[@]}"
+	for size in 64 1048576; do
+		name=$drv.fi_rdm.$size.q1.r$r
+		if [ "$size" = 64 ]; then
+			n=$(mw_iters 200 20)
+		else
+			n=$(mw_iters 10 5)
+		fi
+		run "$name" mw_fi_run "$name.1" "$size" "$n" "${fienv[@]}"
+	done
+}
+
 tcp_set() {		# ROUND
 	local r=$1 name
 	RT_MODE=$MODE
@@ -274,7 +344,7 @@ round_order() {
 mkdir -p "$RT_OUT"
 [ -z "$PROFILE" ] || mkdir -p "$PROF_DIR"
 : >"$CPULOG"
-tb_log "bench: mode $MODE, kernel $SROCE_KVER, $(nproc) vCPUs, drivers: $DRIVERS, runs $RUNS, scale $SCALE%"
+tb_log "bench: mode $MODE, kernel $SROCE_KVER, $(nproc) vCPUs, drivers: $DRIVERS, runs $RUNS, scale $SCALE%, perftest $PERFTEST, middleware $MW, TCP $TCP"
 # no device is set up by the bed (--no-link); make sure none is loaded
 for d in $DRIVERS; do
 	rmmod "$(mod_of "$d")" 2>/dev/null
@@ -288,7 +358,8 @@ for ((r = 1; r <= RUNS; r++)); do
 			link_down "$d"
 			continue
 		fi
-		rdma_set "$d" "$r"
+		[ "$PERFTEST" = 1 ] && rdma_set "$d" "$r"
+		[ "$MW" = 1 ] && [ "$MODE" = pair ] && mw_set "$d" "$r"
 		link_down "$d" || { tb_log "FAILED: removing $d"; FAILED=$((FAILED + 1)); }
 	done
 	[ "$TCP" = 1 ] && tcp_set "$r"

@@ -27,18 +27,16 @@
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 . "$(dirname "$0")/lib/rdma_tools.sh"
 . "$(dirname "$0")/lib/teardown.sh"
+. "$(dirname "$0")/lib/middleware.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 [ "${SROCE_GUESTS:-1}" = 2 ] || { echo "middleware.sh needs two guests (-n 2)" >&2; exit 2; }
 MPI_CHECK=${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests/sroce_mpi_check
 MPI_EXEC=$SROCE_SRC/selftests/lib/mpi_exec
 
-# The workarounds of the rdma_rxe cases named *_workaround: environment
-# variables for the tools (UCX: read the IPv4 datagram's GRH as what it is;
-# libfabric's ofi_rxm: a CQ rdma_rxe's max_cqe allows).  Never set for
-# sroce's cases.
-UCX_WORKAROUND=(UCX_UD_ETH_DGID_CHECK=n)
-FI_WORKAROUND=(FI_UNIVERSE_SIZE=16)
+# The workarounds of the rdma_rxe cases named *_workaround:
+# MW_UCX_WORKAROUND and MW_FI_WORKAROUND of lib/middleware.sh.  Never set
+# for sroce's cases.
 
 # Each case has its own TCP ports (the tools' exchange of addresses).
 port_of() { echo $((23000 + 20 * $1)); }
@@ -87,15 +85,9 @@ bw-1m -t tag_bw -s 1048576 -n 5 -w 1"
 # "Final:" row per test with its iteration count and a positive, finite
 # overall time per iteration (the other columns round to 0 at TCG's rates).
 _ucx_check() {
-	local log=$1 side=$2 tls=$3 n lanes want
+	local log=$1 side=$2 tls=$3 n
 	n=$(printf '%s\n' "$UCX_BATCH" | wc -l)
-	lanes=$(grep -c 'ep_cfg\[[0-9]*\]: tag(' "$log" || :)
-	want=$(grep -c "ep_cfg\\[[0-9]*\\]: tag($tls/$DEV:1[ )]" "$log" || :)
-	echo "$side: $lanes tag lanes, $want of them over $tls/$DEV:1"
-	grep -m 2 'ep_cfg' "$log" || :
-	[ "$lanes" -ge "$n" ] || { echo "$side: $lanes tag lanes for $n tests"; return 1; }
-	[ "$want" = "$lanes" ] || { echo "$side: a tag lane not led by $tls/$DEV:1"; return 1; }
-	! grep -q 'tag(.*tcp/' "$log" || { echo "$side: a tag lane over TCP"; return 1; }
+	mw_ucx_lanes "$log" "$side" "$tls" "$DEV" "$n" || return 1
 	[ "$side" = client ] || return 0
 	printf '%s\n' "$UCX_BATCH" | awk -v file="$log" '
 		{ name[NR] = $1; for (i = 2; i < NF; i++) if ($i == "-n") iters[NR] = $(i + 1); n = NR }
@@ -145,8 +137,8 @@ ucx_case() {
 
 t_ucx_rc_ud()			{ mw_informational ucx_case 1 rc_verbs,ud_verbs; }
 t_ucx_ud()			{ mw_informational ucx_case 2 ud_verbs; }
-t_ucx_rc_ud_workaround()	{ mw_informational ucx_case 3 rc_verbs,ud_verbs "${UCX_WORKAROUND[@]}"; }
-t_ucx_ud_workaround()		{ mw_informational ucx_case 4 ud_verbs "${UCX_WORKAROUND[@]}"; }
+t_ucx_rc_ud_workaround()	{ mw_informational ucx_case 3 rc_verbs,ud_verbs "${MW_UCX_WORKAROUND[@]}"; }
+t_ucx_ud_workaround()		{ mw_informational ucx_case 4 ud_verbs "${MW_UCX_WORKAROUND[@]}"; }
 
 # ---- Open MPI -----------------------------------------------------------------
 
@@ -216,7 +208,7 @@ mpi_case() {
 }
 
 t_mpi_pml_ucx()			{ RT_LIMIT=150 mw_informational mpi_case; }
-t_mpi_pml_ucx_workaround()	{ RT_LIMIT=150 mw_informational mpi_case "${UCX_WORKAROUND[@]}"; }
+t_mpi_pml_ucx_workaround()	{ RT_LIMIT=150 mw_informational mpi_case "${MW_UCX_WORKAROUND[@]}"; }
 
 # ---- libfabric ----------------------------------------------------------------
 
@@ -260,7 +252,7 @@ fi_case() {
 
 t_fi_verbs_msg()		{ mw_informational fi_case 10 verbs msg; }
 t_fi_verbs_rxm_rdm()		{ mw_informational fi_case 11 'verbs;ofi_rxm' rdm; }
-t_fi_verbs_rxm_rdm_workaround()	{ mw_informational fi_case 12 'verbs;ofi_rxm' rdm "${FI_WORKAROUND[@]}"; }
+t_fi_verbs_rxm_rdm_workaround()	{ mw_informational fi_case 12 'verbs;ofi_rxm' rdm "${MW_FI_WORKAROUND[@]}"; }
 
 # sroce needs no workaround; rdma_rxe's cases run without and with them.
 # Arguments name a subset of the cases (the first one is always run).

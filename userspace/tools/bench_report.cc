@@ -43,8 +43,10 @@ scripts/bench writes them; a DIR of an older bench with DIR/wire and
 DIR/loopback directly is one kernel) and in it one test-bed log dir per
 set-up: wire (two guests; the clients ran in guest b) and/or loopback (one
 guest).  Each has <role>/raw/DRIVER.TOOL.SIZE.qQPS.rROUND.ATTEMPT.client
-(perftest, iperf3 or tcp_pingpong output; the highest ATTEMPT of a run
-counts) and <role>/cpu.txt ("NAME BUSY_JIFFIES" per run and guest).
+(perftest, iperf3, tcp_pingpong, ucx_perftest (TOOL ucx_tag: a batch of
+tag_lat at 8 B and tag_bw at 64 KiB) or fi_pingpong (TOOL fi_rdm) output;
+the highest ATTEMPT of a run counts) and <role>/cpu.txt ("NAME
+BUSY_JIFFIES" per run and guest).
 
 Writes DIR/results.csv (median, min, max over the runs of every figure),
 DIR/ratios.csv (sroce/rdma_rxe and sroce/TCP of the medians),
@@ -195,6 +197,10 @@ std::vector<Figure> figure_list(const std::set<long> &sizes)
 	f.push_back({"tcp_bw", "TCP bw 64 KiB (iperf3)", "MiB/s", true});
 	f.push_back({"tcp_lat_typ", "TCP lat 2 B typical (RTT/2)", "usec", false});
 	f.push_back({"tcp_lat_p99", "TCP lat 2 B p99 (RTT/2)", "usec", false});
+	f.push_back({"ucx_lat_8", "UCX tag lat 8 B median", "usec", false});
+	f.push_back({"ucx_bw_65536", "UCX tag bw 64 KiB", "MiB/s", true});
+	f.push_back({"fi_lat_64", "fi_pingpong rdm 64 B usec/xfer", "usec", false});
+	f.push_back({"fi_bw_1048576", "fi_pingpong rdm bw 1 MiB", "MB/s", true});
 	f.push_back({"cpu_per_gib", "guest CPU per GiB (bw >= 64 KiB)", "CPU s/GiB", false});
 	f.push_back({"cpu_startup", "guest CPU of a 20 x 2 B ib_write_bw", "CPU s", false});
 	return f;
@@ -323,6 +329,67 @@ std::optional<LatRow> parse_pingpong(const std::string &text)
 	return std::nullopt;
 }
 
+// ucx_perftest's batch of bench-guest.sh (tag_lat at 8 B, then tag_bw at
+// 64 KiB): its "Final:" rows (iterations, latency typical, average, overall
+// in usec, bandwidth average, overall in MB/s of 2^20 bytes, message rate
+// average, overall).  The typical latency of the first row and the overall
+// bandwidth of the second; nothing if the guest found UCX's tag lanes not
+// on the device ("bench: FAILED" appended to the output).
+struct UcxBatch {
+	Opt lat, bw;
+};
+
+UcxBatch parse_ucx(const std::string &text)
+{
+	UcxBatch r;
+	if (text.find("bench: FAILED") != std::string::npos)
+		return r;
+	std::vector<std::vector<double>> rows;
+	for (const auto &line : lines_of(text)) {
+		const auto f = split_ws(line);
+		if (f.size() != 9 || f[0] != "Final:" || !all_digits(f[1]))
+			continue;
+		std::vector<double> v;
+		for (std::size_t i = 1; i < f.size(); i++) {
+			const Opt d = to_double(f[i]);
+			v.push_back(d ? *d : NAN);
+		}
+		rows.push_back(std::move(v));
+	}
+	if (rows.size() >= 1 && finite_pos({rows[0][1]}))
+		r.lat = rows[0][1];
+	if (rows.size() >= 2 && finite_pos({rows[1][5]}))
+		r.bw = rows[1][5];
+	return r;
+}
+
+// fi_pingpong's row (bytes, #sent, =#ack, total, time, MB/sec, usec/xfer,
+// Mxfers/sec) of a run of one size: MB/sec (10^6 bytes, both directions)
+// and usec/xfer (a one-way transfer), if every message was acknowledged;
+// each if positive and finite (MB/sec prints as 0.00 at 64 B under TCG).
+struct FiRow {
+	Opt mbps, usec;
+};
+
+std::optional<FiRow> parse_fi(const std::string &text)
+{
+	for (const auto &line : lines_of(text)) {
+		const auto f = split_ws(line);
+		if (f.size() != 8 || !all_digits(f[1]) || f[2].empty() || f[2][0] != '=')
+			continue;
+		if (f[2].substr(1) != f[1])
+			return std::nullopt;
+		FiRow r;
+		const Opt mbps = to_double(f[5]), usec = to_double(f[6]);
+		if (mbps && finite_pos({*mbps}))
+			r.mbps = mbps;
+		if (usec && finite_pos({*usec}))
+			r.usec = usec;
+		return r;
+	}
+	return std::nullopt;
+}
+
 using Key = std::pair<std::string, std::string>; // figure, driver
 using Runs = std::map<long, double>;		   // run -> value
 
@@ -443,6 +510,16 @@ SetupData load_setup(const fs::path &sdir)
 				a.jif += cit->second;
 				a.moved += r->moved;
 			}
+		} else if (tool == "ucx_tag") {
+			const auto r = parse_ucx(text);
+			put("ucx_lat_8", drv, run, r.lat);
+			put("ucx_bw_65536", drv, run, r.bw);
+		} else if (tool == "fi_rdm" && (size == 64 || size == 1048576)) {
+			const auto r = parse_fi(text);
+			if (size == 64)
+				put("fi_lat_64", drv, run, r ? r->usec : std::nullopt);
+			else
+				put("fi_bw_1048576", drv, run, r ? r->mbps : std::nullopt);
 		} else if (tool == "pingpong") {
 			const auto r = parse_pingpong(text);
 			put("tcp_lat_typ", "tcp", run, r ? Opt(r->typ) : std::nullopt);
