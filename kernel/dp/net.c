@@ -567,11 +567,17 @@ static bool sroce_net_skb_ok(const struct sroce_qp_av *av,
 }
 
 /*
- * The route of a QP's packets depends only on its address vector and flow,
- * so it is looked up once and kept, as a connected socket keeps its dst.
- * dst_check() notices when routing changed underneath (the IPv4 generation
- * count, the IPv6 cookie); a netdev going away replaces the dst's device
- * without waiting for this reference.
+ * A route depends only on the address vector and the flow (the UDP source
+ * port, which ECMP hashes), so the QP keeps the last one it looked up, as
+ * a connected socket keeps its dst: a connected QP's for its whole life (until
+ * modify_qp changes the address vector or the destination QP), a UD QP's
+ * for as long as it sends to one address handle and destination QP.  The
+ * key is the av's id, never reused, and the source port: the av itself may
+ * be a destroyed address handle's whose memory has been reused, and the QP
+ * does not hold it.  dst_check() notices when routing changed underneath
+ * (an address or route change bumps the IPv4 generation count or the IPv6
+ * cookie); a netdev going away replaces the dst's device without waiting
+ * for this reference, and the next dst_check() fails.
  */
 static struct dst_entry *sroce_net_route(struct sroce_qp *qp,
 					 const struct sroce_qp_av *av,
@@ -579,13 +585,9 @@ static struct dst_entry *sroce_net_route(struct sroce_qp *qp,
 {
 	struct dst_entry *dst = qp->tx_dst;
 
-	/* a datagram's address changes from one WQE to the next */
-	if (av != &qp->av)
-		return av->v4 ? sroce_net_route4(av, sport) :
-				sroce_net_route6(av, sport);
-
 	if (dst) {
-		if (dst_check(dst, qp->tx_dst_cookie)) {
+		if (qp->tx_dst_av == av->id && qp->tx_dst_sport == sport &&
+		    dst_check(dst, qp->tx_dst_cookie)) {
 			dst_hold(dst);
 			return dst;
 		}
@@ -595,6 +597,8 @@ static struct dst_entry *sroce_net_route(struct sroce_qp *qp,
 	if (IS_ERR(dst))
 		return dst;
 	qp->tx_dst_cookie = av->v4 ? 0 : rt6_get_cookie((struct rt6_info *)dst);
+	qp->tx_dst_av = av->id;
+	qp->tx_dst_sport = sport;
 	dst_hold(dst);
 	qp->tx_dst = dst;
 	return dst;

@@ -466,6 +466,9 @@ u32 sroce_qp_port_mtu(struct sroce_qp *qp)
 		sroce_mtu_from_netdev(READ_ONCE(sdev->ndev->mtu), &usable));
 }
 
+/* Address vector ids, never reused: a cached route names its av by one. */
+static atomic64_t sroce_qp_av_ids = ATOMIC64_INIT(0);
+
 /**
  * sroce_qp_resolve_av - check an address vector and resolve it
  * @ibdev: the device it is for
@@ -512,6 +515,12 @@ int sroce_qp_resolve_av(struct ib_device *ibdev, const struct rdma_ah_attr *ah,
 	av->traffic_class = grh->traffic_class;
 	av->flow_label = grh->flow_label;
 
+	/*
+	 * The transmit path keeps the route of the av it last sent to under
+	 * this id (kernel/dp/net.c): a UD QP's avs come and go with their
+	 * address handles, and a new one may get a freed one's memory.
+	 */
+	av->id = atomic64_inc_return(&sroce_qp_av_ids);
 	rdma_hold_gid_attr(sgid);
 	av->sgid_attr = sgid;
 	return 0;

@@ -47,6 +47,7 @@ struct sroce_qp_ref {
  */
 struct sroce_qp_av {
 	const struct ib_gid_attr *sgid_attr;	/* held; source GID and port */
+	u64 id;			/* unique per resolution: names its route */
 	bool v4;				/* RoCE v2 over IPv4 */
 	struct in6_addr saddr;
 	struct in6_addr daddr;
@@ -199,8 +200,10 @@ struct sroce_qp {
 	unsigned long ae_pending;	/* BIT(ib_event_type) to dispatch */
 	bool comm_est;			/* COMM_EST raised since -> RTR */
 	struct sroce_exec_tx_token *tx_token; /* packets in flight (dp/tx.c) */
-	struct dst_entry *tx_dst;	/* cached route, kernel/net.c */
+	struct dst_entry *tx_dst;	/* cached route, kernel/dp/net.c */
+	u64 tx_dst_av;			/* the id of the av it was found for */
 	u32 tx_dst_cookie;		/* its IPv6 validity cookie */
+	__be16 tx_dst_sport;		/* the flow (UDP source port) it is for */
 	struct list_head res_node;	/* in kernel/res.c's list */
 	bool res_live;			/* details readable, kernel/res.c */
 	spinlock_t post_lock;		/* kernel QP posters */
