@@ -14,9 +14,22 @@
  *    for the duration of the event.
  *  - port_state is updated with xchg(), so the event for a transition is
  *    dispatched once whichever context notices it.
+ *
+ * Place in the device tree: the netdev's bus device (virtio0, a PCI function)
+ * is the ib_device's parent, as for a hardware RDMA NIC, so that device/
+ * leads to the NIC with device/net/<netdev>, numa_node and the PCI path that
+ * topology readers (UCX, NCCL, hwloc) follow.  It is a place in sysfs only:
+ * DMA stays virtual, as ib_register_device() gets no DMA device and ib_core
+ * derives none from dev.parent (6.1 and 6.12 alike).  A netdev without a
+ * parent (veth, lo, bridges, macvlan) leaves the device virtual.  The netdev
+ * itself is never the parent: its device is deleted under RTNL, before the
+ * queued unregistration can take the ib_device out of it.
  */
+#include <linux/device.h>
 #include <linux/if_arp.h>
 #include <linux/mutex.h>
+#include <linux/rtnetlink.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "core/guid.h"
@@ -140,7 +153,24 @@ static void sroce_device_set_ops(struct ib_device *ibdev)
 		ib_set_device_ops(ibdev, sroce_device_ops[i]);
 }
 
-static int sroce_device_create(const char *name, struct net_device *ndev)
+/*
+ * The netdev's parent with a reference, or NULL if it has none.  It is read
+ * under RTNL while the netdev is registered: an unregistered netdev no longer
+ * pins its parent.
+ */
+static struct device *sroce_device_get_parent(struct net_device *ndev)
+{
+	struct device *parent = NULL;
+
+	rtnl_lock();
+	if (ndev->reg_state == NETREG_REGISTERED)
+		parent = get_device(ndev->dev.parent);
+	rtnl_unlock();
+	return parent;
+}
+
+static int sroce_device_create(const char *name, struct net_device *ndev,
+			       struct device *parent)
 {
 	struct sroce_dev *sdev;
 	int err;
@@ -175,6 +205,8 @@ static int sroce_device_create(const char *name, struct net_device *ndev)
 	 * state; only the event for a change during registration is lost.
 	 */
 	sdev->port_state = sroce_device_port_status(sdev).state;
+	/* device_add() takes its own reference to the parent. */
+	sdev->ibdev.dev.parent = parent;
 	err = ib_register_device(&sdev->ibdev, name, NULL);
 	if (err)
 		goto err_dealloc;
@@ -190,6 +222,7 @@ err_dealloc:
 int sroce_device_newlink(const char *ibdev_name, struct net_device *ndev)
 {
 	struct ib_device *other;
+	struct device *parent;
 	int err;
 
 	if (ndev->type != ARPHRD_ETHER) {
@@ -207,10 +240,50 @@ int sroce_device_newlink(const char *ibdev_name, struct net_device *ndev)
 		err = -EEXIST;
 		goto out;
 	}
-	err = sroce_device_create(ibdev_name, ndev);
+	parent = sroce_device_get_parent(ndev);
+	err = sroce_device_create(ibdev_name, ndev, parent);
+	put_device(parent);
 out:
 	mutex_unlock(&link_mutex);
 	return err;
+}
+
+static void sroce_device_move_out(struct device *dev)
+{
+	int err;
+
+	err = device_move(dev, NULL, DPM_ORDER_NONE);
+	if (err)
+		dev_warn(dev, "cannot leave %s's tree: %d\n",
+			 dev_name(dev->parent), err);
+}
+
+/*
+ * Moves the device, and its copies in other network namespaces, out of its
+ * parent into the virtual tree.  For NETDEV_UNREGISTER: the device is
+ * unregistered later by a work item, but the parent may be deleted as soon
+ * as the notifier returns (a PCI function's removal unregisters its netdev,
+ * then deletes the function), and a child left in a deleted parent's sysfs
+ * directory warns when it is deleted in turn.  Runs under RTNL; device_move()
+ * takes the device-PM list, glue-directory and kernfs locks, none of which
+ * is held around an RTNL acquisition.  ib_core creates the namespace copies
+ * with the device's parent under compat_devs_mutex (and takes no RTNL under
+ * it), so holding that mutex across the moves lets no copy appear under the
+ * old parent meanwhile.
+ */
+static void sroce_device_orphan(struct ib_device *ibdev)
+{
+	struct ib_core_device *cdev;
+	unsigned long index;
+
+	ASSERT_RTNL();
+	if (!ibdev->dev.parent)
+		return;
+	mutex_lock(&ibdev->compat_devs_mutex);
+	xa_for_each(&ibdev->compat_devs, index, cdev)
+		sroce_device_move_out(&cdev->dev);
+	sroce_device_move_out(&ibdev->dev);
+	mutex_unlock(&ibdev->compat_devs_mutex);
 }
 
 static int sroce_device_netdev_event(struct notifier_block *nb,
@@ -225,6 +298,7 @@ static int sroce_device_netdev_event(struct notifier_block *nb,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
+		sroce_device_orphan(ibdev);
 		/* Drops the netdev reference from the unregistration work. */
 		ib_unregister_device_queued(ibdev);
 		break;

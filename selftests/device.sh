@@ -603,6 +603,157 @@ t_memcg_limits() {
 		fail "the kernel log complains"
 }
 
+# --- place in the device tree (Documentation/admin-guide.md) ----------------
+
+# sysfs_parent_is DEV PARENT: DEV sits under PARENT, the netdev $IF's bus
+# device, and its device link leads there, to $IF
+sysfs_parent_is() {
+	expect_eq "$(readlink -f "$SYS/$1/device")" "$2" "$1's device link"
+	expect_eq "$(readlink -f "$SYS/$1")" "$2/infiniband/$1" "$1's sysfs path"
+	[ -d "$SYS/$1/device/net/$IF" ] || fail "no $SYS/$1/device/net/$IF"
+	expect_eq "$(cat "$SYS/$1/device/net/$IF/ifindex")" \
+		"$(cat "/sys/class/net/$IF/ifindex")" "ifindex through $1's device link"
+	expect_match "$2" '^/sys/devices/pci[0-9a-f:]+/' "$1's parent path"
+}
+
+# wire_parent: the bus device of the wire NIC $IF (virtio-net: virtio<N>)
+wire_parent() {
+	readlink -f "/sys/class/net/$IF/device"
+}
+
+t_sysfs_parent_virtio() {
+	local parent
+	fresh
+	parent=$(wire_parent)
+	expect_match "$parent" '/virtio[0-9]+$' "$IF's parent"
+	add_link sroce0 "$IF"
+	sysfs_parent_is sroce0 "$parent"
+	echo "sroce0: $(readlink -f "$SYS/sroce0")"
+	rdma link delete sroce0
+	wait_for 30 dev_gone sroce0 || fail "sroce0 still present"
+	[ ! -e "$parent/infiniband" ] ||
+		fail "$parent/infiniband left behind: $(ls "$parent/infiniband")"
+	add_link sroce0 "$IF"
+	sysfs_parent_is sroce0 "$parent"
+	rdma link delete sroce0
+	wait_for 30 dev_gone sroce0 || fail "sroce0 still present"
+	[ ! -e "$parent/infiniband" ] || fail "$parent/infiniband left behind"
+}
+
+t_sysfs_parent_veth() {
+	fresh
+	ip link add sv0 type veth peer name sv1
+	ip link set sv0 up
+	ip link set sv1 up
+	add_link sroce_v sv0
+	[ ! -e "$SYS/sroce_v/device" ] ||
+		fail "sroce_v has a device link: $(readlink -f "$SYS/sroce_v/device")"
+	expect_eq "$(readlink -f "$SYS/sroce_v")" /sys/devices/virtual/infiniband/sroce_v \
+		"sroce_v's sysfs path"
+	expect_eq "$(cat "$SYS/sroce_v/ports/1/gid_attrs/ndevs/0")" sv0 "GID 0's netdev"
+	rdma link delete sroce_v
+	wait_for 30 dev_gone sroce_v || fail "sroce_v still present"
+	ip link del sv0
+}
+
+# wire_restore MAC: after a PCI rescan, the wire NIC of that MAC gets back its
+# name $IF and its addresses (as scripts/guest/init set them)
+wire_restore() {
+	local mac=$1 d nd=
+	for d in /sys/class/net/*; do
+		if [ "$(cat "$d/address")" = "$mac" ]; then
+			nd=${d##*/}
+			break
+		fi
+	done
+	[ -n "$nd" ] || return 1
+	if [ "$nd" != "$IF" ]; then
+		ip link set "$nd" name "$IF" || return 1
+	fi
+	echo 0 >"/proc/sys/net/ipv6/conf/$IF/accept_dad"
+	ip addr add "$SROCE_IP4/24" dev "$IF" || return 1
+	ip -6 addr add "$SROCE_IP6/64" dev "$IF" || return 1
+	ip link set "$IF" up
+}
+
+nic_back() {		# MAC
+	grep -qx "$1" /sys/class/net/*/address 2>/dev/null
+}
+
+# uevents_of FILE: the infiniband uevents a "udevadm monitor" wrote to FILE,
+# as "ACTION DEVPATH"
+uevents_of() {
+	awk '$1 ~ /^KERNEL\[/ { print $2, $3 }' "$1"
+}
+
+# The NIC's PCI function is hot-removed while sroce0 (with a copy in a second
+# network namespace, and an open context) sits under it: sroce0 and its copy
+# leave the PCI function for the virtual tree before they are removed (their
+# kernel uevents say so: removal itself is queued, and may or may not finish
+# before the function's directory goes), and nothing in the kernel log
+# complains.  Then a rescan brings the NIC back, and a new device on it
+# works.  Leaves the wire NIC as it found it.
+t_sysfs_parent_removed() {
+	local parent pci mac ev wpid mon monns mpid mnspid virt=/devices/virtual/infiniband/sroce0
+	fresh
+	parent=$(wire_parent)
+	pci=$(readlink -f "$parent/..")
+	[ -e "$pci/remove" ] || fail "$parent's parent $pci is not a PCI function"
+	mac=$(cat "/sys/class/net/$IF/address")
+	expect_match "$(rdma system show)" 'netns shared' "rdma system"
+	ip netns add sroce_ns
+	add_link sroce0 "$IF"
+	sysfs_parent_is sroce0 "$parent"
+	expect_eq "$(ip netns exec sroce_ns readlink -f "$SYS/sroce0")" \
+		"$parent/infiniband/sroce0" "sroce0's copy in sroce_ns"
+	ev=$(mktemp)
+	stdbuf -oL ibv_asyncwatch -d sroce0 >"$ev" 2>&1 &
+	wpid=$!
+	wait_for 30 grep -q "async event FD" "$ev" || fail "ibv_asyncwatch did not start: $(cat "$ev")"
+	mon=$(mktemp)
+	monns=$(mktemp)
+	stdbuf -oL udevadm monitor --kernel --subsystem-match=infiniband >"$mon" 2>&1 &
+	mpid=$!
+	ip netns exec sroce_ns stdbuf -oL udevadm monitor --kernel \
+		--subsystem-match=infiniband >"$monns" 2>&1 &
+	mnspid=$!
+	wait_for 30 grep -q "^KERNEL - " "$mon" || fail "udevadm monitor did not start: $(cat "$mon")"
+	wait_for 30 grep -q "^KERNEL - " "$monns" || fail "udevadm monitor in sroce_ns did not start"
+
+	echo "removing $pci"
+	echo 1 >"$pci/remove"
+	wait_for 30 dev_gone sroce0 || fail "sroce0 survived its NIC"
+	wait_until 30 'uevents_of "$mon" | grep -q "^remove "' || fail "no remove uevent"
+	wait_until 30 'uevents_of "$monns" | grep -q "^remove "' || fail "no remove uevent in sroce_ns"
+	kill "$mpid" "$mnspid" 2>/dev/null || true
+	wait "$mpid" "$mnspid" 2>/dev/null || true
+	echo "uevents: $(uevents_of "$mon" | tr '\n' ';') in sroce_ns: $(uevents_of "$monns" | tr '\n' ';')"
+	expect_eq "$(uevents_of "$mon")" "move $virt"$'\n'"remove $virt" "sroce0's uevents"
+	expect_eq "$(uevents_of "$monns")" "move $virt"$'\n'"remove $virt" \
+		"the uevents of sroce0's copy in sroce_ns"
+	rm -f "$mon" "$monns"
+	[ ! -e "$pci" ] || fail "$pci still present"
+	wait_for 30 grep -q IBV_EVENT_DEVICE_FATAL "$ev" ||
+		fail "process not told the device died: $(cat "$ev")"
+	kill "$wpid" 2>/dev/null || true
+	wait "$wpid" 2>/dev/null || true
+	rm -f "$ev"
+	wait_for 30 objects_all_zero || fail "objects left: $(cat "$OBJS")"
+	ip netns del sroce_ns
+	! dmesg_since_case | grep -E "WARNING|BUG|kernfs|sysfs group|Call Trace" ||
+		fail "the kernel log complains"
+
+	echo 1 >/sys/bus/pci/rescan
+	wait_for 30 nic_back "$mac" || fail "no NIC with $mac after the rescan"
+	wire_restore "$mac" || fail "cannot give the NIC back its name and addresses"
+	add_link sroce0 "$IF"
+	wait_for 30 port_state_is sroce0 ACTIVE || fail "the new sroce0 is not ACTIVE"
+	sysfs_parent_is sroce0 "$(wire_parent)"
+	ibv_devinfo -d sroce0 | grep -q PORT_ACTIVE || fail "ibv_devinfo does not see sroce0"
+	rdma link delete sroce0
+	wait_for 30 dev_gone sroce0 || fail "sroce0 still present"
+}
+
 CASES=(
 	t_module_load
 	t_link_add_autoloads_module
@@ -631,6 +782,9 @@ CASES=(
 	t_kernel_pd_dma_mr
 	t_rxe_port_clash
 	t_memcg_limits
+	t_sysfs_parent_virtio
+	t_sysfs_parent_veth
+	t_sysfs_parent_removed
 )
 # A case list on the command line runs just those cases.
 if [ $# -gt 0 ]; then
