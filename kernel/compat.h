@@ -36,8 +36,9 @@ struct uverbs_attr_bundle;
  * Newer kernels (6.12, not 6.1) let a driver record that the user chose the
  * device name (rdma link add NAME), for udev's rdma_rename to leave it alone.
  * Older ones have no such record; rdma_rename then renames only devices
- * whose parent is a PCI function (a hardware NIC's netdev), which
- * Documentation/admin-guide.md tells users how to prevent.
+ * whose "device" link leads to a PCI function (a hardware NIC's netdev,
+ * kernel/device.c), which Documentation/admin-guide.md tells users how to
+ * prevent.
  */
 #ifndef SROCE_HAVE_NAME_ASSIGN_TYPE
 static inline void ib_mark_name_assigned_by_user(struct ib_device *ibdev)

@@ -15,21 +15,27 @@
  *  - port_state is updated with xchg(), so the event for a transition is
  *    dispatched once whichever context notices it.
  *
- * Place in the device tree: the netdev's bus device (virtio0, a PCI function)
- * is the ib_device's parent, as for a hardware RDMA NIC, so that device/
- * leads to the NIC with device/net/<netdev>, numa_node and the PCI path that
- * topology readers (UCX, NCCL, hwloc) follow.  It is a place in sysfs only:
- * DMA stays virtual, as ib_register_device() gets no DMA device and ib_core
- * derives none from dev.parent (6.1 and 6.12 alike).  A netdev without a
- * parent (veth, lo, bridges, macvlan) leaves the device virtual.  The netdev
- * itself is never the parent: its device is deleted under RTNL, before the
- * queued unregistration can take the ib_device out of it.
+ * Place in sysfs: the device stays in the virtual tree, as upstream's rxe
+ * and siw do, and a "device" link leads to the netdev's bus device (virtio0,
+ * a PCI function), as a hardware RDMA NIC's does, so that device/net/<netdev>,
+ * numa_node and the PCI path that topology readers (UCX, NCCL) follow are
+ * there.  A link, not the parent: a child of the bus device would have to
+ * leave it before it is deleted (a hot-removed NIC unregisters its netdev,
+ * then deletes the function at once, while the ib_device's unregistration
+ * is still queued), and moving it out (device_move()) leaves the old glue
+ * directory, and so the bus device, referenced for good.  A sysfs link pins
+ * no device; it is made in enable_driver, before ib_core announces the device
+ * (KOBJ_ADD), so udev's rules see it from the start, and dropped at the
+ * netdev's unregistration.  DMA stays virtual: ib_register_device() gets no
+ * DMA device.  A netdev without a parent (veth, lo, bridges, macvlan) gets
+ * no link; neither do ib_core's copies of the device in other network
+ * namespaces.
  */
 #include <linux/device.h>
 #include <linux/if_arp.h>
 #include <linux/mutex.h>
 #include <linux/rtnetlink.h>
-#include <linux/xarray.h>
+#include <linux/sysfs.h>
 #include <rdma/ib_verbs.h>
 
 #include "core/guid.h"
@@ -205,8 +211,8 @@ static int sroce_device_create(const char *name, struct net_device *ndev,
 	 * state; only the event for a change during registration is lost.
 	 */
 	sdev->port_state = sroce_device_port_status(sdev).state;
-	/* device_add() takes its own reference to the parent. */
-	sdev->ibdev.dev.parent = parent;
+	/* for enable_driver, which runs inside ib_register_device() */
+	sdev->link_parent = parent;
 	err = ib_register_device(&sdev->ibdev, name, NULL);
 	if (err)
 		goto err_dealloc;
@@ -248,42 +254,30 @@ out:
 	return err;
 }
 
-static void sroce_device_move_out(struct device *dev)
+/**
+ * sroce_device_enable_driver - ib_device_ops.enable_driver
+ * @ibdev: the device being registered, already in sysfs, not yet announced
+ *
+ * Makes the "device" link (see the head of this file).  The target is
+ * referenced by the caller of ib_register_device() for as long as
+ * registration runs, and forgotten here: ib_core calls enable_driver again
+ * when the device changes network namespace, long after that reference is
+ * gone.  A link that cannot be made is no reason to refuse the device.
+ */
+int sroce_device_enable_driver(struct ib_device *ibdev)
 {
+	struct sroce_dev *sdev = to_sroce_dev(ibdev);
+	struct device *parent = sdev->link_parent;
 	int err;
 
-	err = device_move(dev, NULL, DPM_ORDER_NONE);
+	sdev->link_parent = NULL;
+	if (!parent)
+		return 0;
+	err = sysfs_create_link(&ibdev->dev.kobj, &parent->kobj, "device");
 	if (err)
-		dev_warn(dev, "cannot leave %s's tree: %d\n",
-			 dev_name(dev->parent), err);
-}
-
-/*
- * Moves the device, and its copies in other network namespaces, out of its
- * parent into the virtual tree.  For NETDEV_UNREGISTER: the device is
- * unregistered later by a work item, but the parent may be deleted as soon
- * as the notifier returns (a PCI function's removal unregisters its netdev,
- * then deletes the function), and a child left in a deleted parent's sysfs
- * directory warns when it is deleted in turn.  Runs under RTNL; device_move()
- * takes the device-PM list, glue-directory and kernfs locks, none of which
- * is held around an RTNL acquisition.  ib_core creates the namespace copies
- * with the device's parent under compat_devs_mutex (and takes no RTNL under
- * it), so holding that mutex across the moves lets no copy appear under the
- * old parent meanwhile.
- */
-static void sroce_device_orphan(struct ib_device *ibdev)
-{
-	struct ib_core_device *cdev;
-	unsigned long index;
-
-	ASSERT_RTNL();
-	if (!ibdev->dev.parent)
-		return;
-	mutex_lock(&ibdev->compat_devs_mutex);
-	xa_for_each(&ibdev->compat_devs, index, cdev)
-		sroce_device_move_out(&cdev->dev);
-	sroce_device_move_out(&ibdev->dev);
-	mutex_unlock(&ibdev->compat_devs_mutex);
+		dev_warn(&ibdev->dev, "no device link to %s: %d\n",
+			 dev_name(parent), err);
+	return 0;
 }
 
 static int sroce_device_netdev_event(struct notifier_block *nb,
@@ -298,7 +292,8 @@ static int sroce_device_netdev_event(struct notifier_block *nb,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
-		sroce_device_orphan(ibdev);
+		/* the bus device may be deleted as soon as this returns */
+		sysfs_remove_link(&ibdev->dev.kobj, "device");
 		/* Drops the netdev reference from the unregistration work. */
 		ib_unregister_device_queued(ibdev);
 		break;

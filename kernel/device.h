@@ -28,6 +28,7 @@ struct sroce_dev {
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
 	bool net_held;			/* holds a reference on the UDP endpoint */
+	struct device *link_parent;	/* during registration: device.c */
 	int port_state;			/* enum sroce_port_state last announced */
 	struct ida pd_ida;		/* PD numbers, 1..SROCE_MAX_PD */
 	struct ida cq_ida;		/* CQ numbers, 1..SROCE_MAX_CQ */
@@ -78,6 +79,7 @@ static inline gfp_t sroce_obj_gfp(bool user)
 
 struct sroce_port_status sroce_device_port_status(struct sroce_dev *sdev);
 void sroce_device_dealloc_driver(struct ib_device *ibdev);
+int sroce_device_enable_driver(struct ib_device *ibdev);
 int sroce_device_newlink(const char *ibdev_name, struct net_device *ndev);
 int sroce_device_init(void);
 void sroce_device_exit(void);

@@ -241,6 +241,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
 
 	.dealloc_driver = sroce_device_dealloc_driver,
+	.enable_driver = sroce_device_enable_driver,
 	.query_device = sroce_query_device,
 	.query_port = sroce_query_port,
 	.get_port_immutable = sroce_get_port_immutable,
