@@ -52,9 +52,9 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/mutex.h>
-#include <linux/wait.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <linux/wait.h>
 #include <net/dst.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
@@ -83,10 +83,10 @@
 /* Any non-zero encap_type makes UDP hand datagrams to encap_rcv. */
 #define SROCE_ENCAP_TYPE 1
 
-/* A namespace's endpoint, in its net_generic() slot. */
 /*
- * users counts the namespace's devices; it is written under net_mutex and
- * read without it by sroce_net_exit().
+ * A namespace's endpoint, in its net_generic() slot.  users counts the
+ * namespace's devices; it is written under net_mutex and read without it by
+ * sroce_net_exit().
  */
 struct sroce_net {
 	unsigned int users;
