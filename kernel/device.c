@@ -15,6 +15,14 @@
  *  - port_state is updated with xchg(), so the event for a transition is
  *    dispatched once whichever context notices it.
  *
+ * Network namespaces: a device lives in its netdev's namespace (sdev->net,
+ * read when it is created), where it holds the UDP endpoint (dp/net.c).  In
+ * ib_core's shared mode every namespace sees every device, as with any RDMA
+ * device.  A netdev that leaves its namespace, on its own or because the
+ * namespace is deleted, is unregistered there first (NETDEV_UNREGISTER),
+ * and the device goes with it; newlink checks once more after registration
+ * for a move it could not have seen.
+ *
  * Place in sysfs: the device stays in the virtual tree, as upstream's rxe
  * and siw do, and a "device" link leads to the netdev's bus device (virtio0,
  * a PCI function), as a hardware RDMA NIC's does, so that device/net/<netdev>,
@@ -101,7 +109,7 @@ void sroce_device_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&sdev->cq_ida);
 	ida_destroy(&sdev->srq_ida);
 	if (sdev->net_held)
-		sroce_net_put();
+		sroce_net_put(sdev->net);
 	if (sdev->ndev)
 		netdev_put(sdev->ndev, &sdev->ndev_tracker);
 	sroce_stats_dev_cleanup(sdev);
@@ -160,23 +168,31 @@ static void sroce_device_set_ops(struct ib_device *ibdev)
 }
 
 /*
- * The netdev's parent with a reference, or NULL if it has none.  It is read
- * under RTNL while the netdev is registered: an unregistered netdev no longer
- * pins its parent.
+ * The netdev's parent (NULL if it has none) and namespace, each with a
+ * reference.  They are read under RTNL while the netdev is registered: an
+ * unregistered netdev no longer pins its parent, and its namespace may be
+ * gone.  -ENODEV if it is not registered or its namespace is being
+ * dismantled.
  */
-static struct device *sroce_device_get_parent(struct net_device *ndev)
+static int sroce_device_get_env(struct net_device *ndev,
+				struct device **parent, struct net **net)
 {
-	struct device *parent = NULL;
+	int err = -ENODEV;
 
 	rtnl_lock();
-	if (ndev->reg_state == NETREG_REGISTERED)
-		parent = get_device(ndev->dev.parent);
+	if (ndev->reg_state == NETREG_REGISTERED) {
+		*net = maybe_get_net(dev_net(ndev));
+		if (*net) {
+			*parent = get_device(ndev->dev.parent);
+			err = 0;
+		}
+	}
 	rtnl_unlock();
-	return parent;
+	return err;
 }
 
 static int sroce_device_create(const char *name, struct net_device *ndev,
-			       struct device *parent)
+			       struct device *parent, struct net *net)
 {
 	struct sroce_dev *sdev;
 	int err;
@@ -194,7 +210,8 @@ static int sroce_device_create(const char *name, struct net_device *ndev,
 	err = sroce_stats_dev_init(sdev);
 	if (err)
 		goto err_dealloc;
-	err = sroce_net_get();
+	sdev->net = net;
+	err = sroce_net_get(net);
 	if (err)
 		goto err_dealloc;
 	sdev->net_held = true;
@@ -224,11 +241,36 @@ err_dealloc:
 	return err;
 }
 
-/* rdma_link_ops.newlink: "rdma link add NAME type sroce netdev DEV". */
+/*
+ * A netdev that moved to another namespace (or went away) while its device
+ * was being registered: the netdev notifier found no device then.  Under
+ * RTNL, so that a move now or later is the notifier's.
+ */
+static void sroce_device_recheck(struct net_device *ndev, struct net *net)
+{
+	struct ib_device *ibdev;
+
+	rtnl_lock();
+	ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
+	if (ibdev && (ndev->reg_state != NETREG_REGISTERED ||
+		      !net_eq(dev_net(ndev), net))) {
+		sysfs_remove_link(&ibdev->dev.kobj, "device");
+		ib_unregister_device_queued(ibdev);
+	}
+	if (ibdev)
+		ib_device_put(ibdev);
+	rtnl_unlock();
+}
+
+/*
+ * rdma_link_ops.newlink: "rdma link add NAME type sroce netdev DEV", DEV
+ * looked up in the caller's network namespace.
+ */
 int sroce_device_newlink(const char *ibdev_name, struct net_device *ndev)
 {
 	struct ib_device *other;
 	struct device *parent;
+	struct net *net;
 	int err;
 
 	if (ndev->type != ARPHRD_ETHER) {
@@ -246,9 +288,14 @@ int sroce_device_newlink(const char *ibdev_name, struct net_device *ndev)
 		err = -EEXIST;
 		goto out;
 	}
-	parent = sroce_device_get_parent(ndev);
-	err = sroce_device_create(ibdev_name, ndev, parent);
+	err = sroce_device_get_env(ndev, &parent, &net);
+	if (err)
+		goto out;
+	err = sroce_device_create(ibdev_name, ndev, parent, net);
+	if (!err)
+		sroce_device_recheck(ndev, net);
 	put_device(parent);
+	put_net(net);
 out:
 	mutex_unlock(&link_mutex);
 	return err;

@@ -21,13 +21,21 @@ struct sroce_stats;
  * Lifetime: allocated by newlink, owned by ib_core once registered, freed by
  * ib_core after dealloc_driver (sroce_device_dealloc_driver) has dropped what
  * the device holds.  ndev is held with a tracked reference from creation to
- * dealloc_driver, so it is valid whenever an op can run.
+ * dealloc_driver, so it is valid whenever an op can run.  A netdev that
+ * leaves its namespace is unregistered there first (NETDEV_UNREGISTER), which
+ * removes the device.
  */
 struct sroce_dev {
 	struct ib_device ibdev;
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
-	bool net_held;			/* holds a reference on the UDP endpoint */
+	/*
+	 * ndev's namespace when the device was created, whose UDP endpoint
+	 * it holds (if net_held) and whose stack it uses; not referenced: the
+	 * endpoint keeps the namespace's exit waiting (dp/net.c).
+	 */
+	struct net *net;
+	bool net_held;
 	struct device *link_parent;	/* during registration: device.c */
 	int port_state;			/* enum sroce_port_state last announced */
 	struct ida pd_ida;		/* PD numbers, 1..SROCE_MAX_PD */

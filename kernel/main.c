@@ -16,6 +16,7 @@
 #include "device.h"
 #include "dp/exec.h"
 #include "dp/loop.h"
+#include "dp/net.h"
 #include "version.h"
 
 static struct rdma_link_ops sroce_link_ops = {
@@ -35,13 +36,18 @@ static int __init sroce_init(void)
 	err = sroce_exec_init();
 	if (err)
 		goto err_debugfs;
-	err = sroce_device_init();
+	err = sroce_net_init();
 	if (err)
 		goto err_exec;
+	err = sroce_device_init();
+	if (err)
+		goto err_net;
 	rdma_link_register(&sroce_link_ops);
 	pr_info("loaded, version %s (git %s)\n", SROCE_VERSION, SROCE_GIT);
 	return 0;
 
+err_net:
+	sroce_net_cleanup();
 err_exec:
 	sroce_exec_exit();
 err_debugfs:
@@ -61,6 +67,7 @@ static void __exit sroce_exit(void)
 	rdma_link_unregister(&sroce_link_ops);
 	ib_unregister_driver(SROCE_DRIVER_ID);
 	sroce_device_exit();
+	sroce_net_cleanup();
 	sroce_exec_exit();
 	sroce_debugfs_exit();
 	sroce_loop_exit();

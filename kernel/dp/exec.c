@@ -804,8 +804,8 @@ void sroce_exec_forget_route(struct sroce_qp *qp)
 	sroce_net_forget_route(qp);
 }
 
-int sroce_exec_mcast_join(struct net_device *ndev,
+int sroce_exec_mcast_join(struct sroce_dev *sdev,
 			  const struct in6_addr *group, bool join)
 {
-	return sroce_net_mcast(ndev, group, join);
+	return sroce_net_mcast(sdev, group, join);
 }

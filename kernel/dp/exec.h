@@ -64,7 +64,7 @@ void sroce_exec_exit(void);
  * what a verb needs from the transmit and receive paths is declared here.
  */
 struct in6_addr;
-struct net_device;
+struct sroce_dev;
 
 /*
  * The QP's address vector or destination QP changed, or the QP goes away:
@@ -73,12 +73,13 @@ struct net_device;
  */
 void sroce_exec_forget_route(struct sroce_qp *qp);
 /*
- * Join (join true) or leave an IP multicast group on ndev at the RoCE v2
- * UDP endpoint, so the host reports the membership and IP delivers the
- * group's datagrams to it.  Process context, sleeps (RTNL); the caller's
- * device holds the endpoint.  0 or a negative errno.
+ * Join (join true) or leave an IP multicast group on the device's netdev at
+ * the RoCE v2 UDP endpoint of its namespace, so the host reports the
+ * membership and IP delivers the group's datagrams to it.  Process
+ * context, sleeps (RTNL); the device holds the endpoint.  0 or a negative
+ * errno.
  */
-int sroce_exec_mcast_join(struct net_device *ndev,
+int sroce_exec_mcast_join(struct sroce_dev *sdev,
 			  const struct in6_addr *group, bool join);
 
 #endif /* SROCE_EXEC_H */

@@ -9,6 +9,13 @@
  * queued on a per-CPU queue and delivered by a per-CPU NAPI instance, in
  * the NET_RX softirq, to the same receive entry the UDP socket uses.
  *
+ * A packet stays in its sender's network namespace: it is queued as if it
+ * came in on that namespace's loopback netdev, and the receive path looks
+ * its destination address up there, so it reaches only devices of the same
+ * namespace.  The packet holds the loopback netdev while it is queued: the
+ * namespace may be dismantled meanwhile (its loopback netdev goes with its
+ * last other netdevs, not after them).
+ *
  * Why a queue and a softirq rather than a call: the sender transmits from
  * inside its QP's engine, with the QP locked.  Calling the destination's
  * receive path from there could run the destination's engine, whose reply
@@ -47,6 +54,7 @@
 
 #include "core/hdr.h"
 #include "core/icrc.h"
+#include "device.h"
 #include "dp/loop.h"
 #include "dp/net.h"
 #include "obj/qp.h"
@@ -129,6 +137,15 @@ static void sroce_loop_trace(const struct sroce_qp *qp,
 				 ntohs(uh->len) - sizeof(*uh), icrc);
 }
 
+/* A packet that will not be delivered: free it, drop its hold on lo. */
+static void sroce_loop_free(struct sk_buff *skb)
+{
+	struct net_device *lo = skb->dev;
+
+	kfree_skb(skb);
+	dev_put(lo);
+}
+
 /**
  * sroce_loop_xmit - queue a packet for this host's receive path
  * @qp: the sending QP; its engine's lock held
@@ -148,8 +165,9 @@ int sroce_loop_xmit(struct sroce_qp *qp, struct sk_buff *skb, bool icrc)
 		skb_tail_pointer(skb)[-SROCE_ICRC_LEN - 1] ^= 1;
 	sroce_loop_trace(qp, skb, icrc);
 	sroce_loop_cb(skb)->icrc = icrc;
-	/* as if it came in on lo: dev_net() of it is the sockets' netns */
-	skb->dev = init_net.loopback_dev;
+	/* as if it came in on lo: dev_net() of it is the sender's namespace */
+	skb->dev = to_sroce_dev(qp->ibqp.device)->net->loopback_dev;
+	dev_hold(skb->dev);
 
 	local_bh_disable();
 	c = this_cpu_ptr(loop_cpus);
@@ -169,7 +187,7 @@ int sroce_loop_xmit(struct sroce_qp *qp, struct sk_buff *skb, bool icrc)
 
 	if (unlikely(full)) {
 		sroce_qp_tx_error(qp, SROCE_TX_DROPPED);
-		kfree_skb(skb);
+		sroce_loop_free(skb);
 		return -ENOBUFS;
 	}
 	return 0;
@@ -179,12 +197,14 @@ int sroce_loop_xmit(struct sroce_qp *qp, struct sk_buff *skb, bool icrc)
 static void sroce_loop_deliver(struct sk_buff *skb)
 {
 	bool icrc = sroce_loop_cb(skb)->icrc;
+	struct net_device *lo = skb->dev;
 
 	memset(skb->cb, 0, sizeof(skb->cb));
 	/* The sender's accounting ends here, as at a netdev's transmit. */
 	skb_orphan(skb);
 	__skb_pull(skb, skb_transport_offset(skb));
 	sroce_net_rx(skb, icrc);
+	dev_put(lo);
 }
 
 static int sroce_loop_poll(struct napi_struct *napi, int budget)
@@ -258,6 +278,14 @@ int sroce_loop_init(void)
 	return 0;
 }
 
+static void sroce_loop_purge(struct sk_buff_head *q)
+{
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(q)))
+		sroce_loop_free(skb);
+}
+
 /*
  * After every device is gone: their QPs waited for their packets, so the
  * queues are empty; purge them all the same.
@@ -273,8 +301,8 @@ void sroce_loop_exit(void)
 		netif_napi_del(&c->napi);
 		WARN_ON_ONCE(!skb_queue_empty(&c->queue) ||
 			     !skb_queue_empty(&c->process));
-		skb_queue_purge(&c->queue);
-		__skb_queue_purge(&c->process);
+		sroce_loop_purge(&c->queue);
+		sroce_loop_purge(&c->process);
 	}
 	sroce_free_netdev_dummy(loop_napi_dev);
 	free_percpu(loop_cpus);

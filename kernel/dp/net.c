@@ -1,13 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The RoCE v2 UDP endpoint: one kernel UDP tunnel socket per address family
- * on port 4791 in the initial network namespace, the receive path from those
- * sockets to the QPs and the transmit path of connected QPs.
+ * The RoCE v2 UDP endpoints: in each network namespace that has sroce
+ * devices, one kernel UDP tunnel socket per address family on port 4791; the
+ * receive path from those sockets to the QPs and the transmit path of
+ * connected QPs.
  *
- * The sockets exist while at least one sroce device does.  Opening them at
- * the first "rdma link add" rather than at module load lets "modprobe sroce"
- * succeed next to rdma_rxe (which binds 4791 at load) and turns the clash into
- * a clear error on the command that needs the port.
+ * A namespace's sockets exist while at least one sroce device of a netdev in
+ * it does (the device's namespace, sdev->net, taken at its creation).
+ * Opening them at the first "rdma link add" rather than at module load lets
+ * "modprobe sroce" succeed next to rdma_rxe (which binds 4791 at load) and
+ * turns the clash into a clear error on the command that needs the port.
+ * Everything a device does on the network happens in its namespace: routes,
+ * IP identification, the IP output path, same-host delivery (which only
+ * reaches devices of the same namespace, dp/loop.c), and a packet's device
+ * on receive must belong to the namespace it arrived in.
+ *
+ * A device holds no reference on its namespace: that would keep the
+ * namespace, and so the netdev and the device, alive for good.  Instead the
+ * namespace's exit (sroce_net_exit()), which runs after its netdevs are gone
+ * or moved out and their devices' unregistrations queued, waits until the
+ * last of those devices has released the endpoint: until then the namespace
+ * is not freed, and the device may use it.
  *
  * Receive (softirq, from UDP's encap_rcv): find the sroce device the datagram
  * is for, check that it was not broadcast, is long enough, carried by a
@@ -28,10 +41,10 @@
  * (dp/loop.c), which hands it to sroce_net_rx() in softirq.  Packets sent
  * and failures are counted on the device (stats.h).
  *
- * Locking: net_mutex serialises users and the socket pointers.  It is taken
- * from newlink and from dealloc_driver only, never under RTNL.  The data
- * paths do not touch the socket pointers; the sockets outlive every device
- * and so every QP.
+ * Locking: net_mutex serialises every namespace's users count and socket
+ * pointers.  It is taken from newlink, from dealloc_driver and from the
+ * namespace's exit, never under RTNL.  The data paths do not touch the socket
+ * pointers; a namespace's sockets outlive its devices and so their QPs.
  */
 #include <linux/crc32.h>
 #include <linux/igmp.h>
@@ -41,12 +54,15 @@
 #include <linux/mutex.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <linux/wait.h>
 #include <net/dst.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/ip6_fib.h>
 #include <net/ipv6_stubs.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_cache.h>
@@ -67,10 +83,32 @@
 /* Any non-zero encap_type makes UDP hand datagrams to encap_rcv. */
 #define SROCE_ENCAP_TYPE 1
 
+/*
+ * A namespace's endpoint, in its net_generic() slot.  users counts the
+ * namespace's devices; it is written under net_mutex and read without it by
+ * sroce_net_exit().
+ */
+struct sroce_net {
+	unsigned int users;
+	struct socket *sock4;	/* set while users > 0; net_mutex */
+	struct socket *sock6;	/* also NULL if IPv6 is off */
+};
+
+static unsigned int sroce_net_id __read_mostly;
 static DEFINE_MUTEX(net_mutex);
-static unsigned int net_users;
-static struct socket *sock4;
-static struct socket *sock6;
+/* woken when a namespace's last device releases its endpoint */
+static DECLARE_WAIT_QUEUE_HEAD(net_idle_wq);
+
+static struct sroce_net *sroce_net_of(const struct net *net)
+{
+	return net_generic(net, sroce_net_id);
+}
+
+/* The namespace a QP's packets are routed and sent in: its device's. */
+static struct net *sroce_net_qp_net(struct sroce_qp *qp)
+{
+	return to_sroce_dev(qp->ibqp.device)->net;
+}
 
 static void sroce_net_rx_drop(struct sroce_dev *sdev, struct sk_buff *skb,
 			      enum sroce_drop_reason why)
@@ -274,6 +312,14 @@ void sroce_net_rx(struct sk_buff *skb, bool icrc)
 {
 	struct ib_device *ibdev = sroce_net_rx_ibdev(skb);
 
+	/*
+	 * A device whose netdev has just left the namespace (it is being
+	 * removed) is another namespace's business now.
+	 */
+	if (ibdev && !net_eq(to_sroce_dev(ibdev)->net, dev_net(skb->dev))) {
+		ib_device_put(ibdev);
+		ibdev = NULL;
+	}
 	if (!ibdev) {
 		sroce_net_rx_drop(NULL, skb, SROCE_DROP_NO_DEVICE);
 		return;
@@ -372,7 +418,8 @@ static int sroce_net_gid_ifindex(const struct sroce_qp_av *av)
  * another netdev of this host must reach it through the loopback device.
  * A multicast one leaves through the GID's netdev.
  */
-static struct dst_entry *sroce_net_route4(const struct sroce_qp_av *av,
+static struct dst_entry *sroce_net_route4(struct net *net,
+					  const struct sroce_qp_av *av,
 					  __be16 sport)
 {
 	bool mcast = ipv4_is_multicast(av->daddr.s6_addr32[3]);
@@ -388,7 +435,7 @@ static struct dst_entry *sroce_net_route4(const struct sroce_qp_av *av,
 	};
 	struct rtable *rt;
 
-	rt = ip_route_output_key(&init_net, &fl4);
+	rt = ip_route_output_key(net, &fl4);
 	if (IS_ERR(rt))
 		return ERR_CAST(rt);
 	/* No broadcast: multicast only where the address asked for it. */
@@ -413,7 +460,8 @@ static int sroce_net_oif6(const struct sroce_qp_av *av)
 	return sroce_net_gid_ifindex(av);
 }
 
-static struct dst_entry *sroce_net_route6(const struct sroce_qp_av *av,
+static struct dst_entry *sroce_net_route6(struct net *net,
+					  const struct sroce_qp_av *av,
 					  __be16 sport)
 {
 	struct flowi6 fl6 = {
@@ -428,7 +476,7 @@ static struct dst_entry *sroce_net_route6(const struct sroce_qp_av *av,
 		.fl6_dport = htons(SROCE_UDP_PORT),
 	};
 
-	return ipv6_stub->ipv6_dst_lookup_flow(&init_net, NULL, &fl6, NULL);
+	return ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
 }
 
 static void sroce_net_push_udp(struct sk_buff *skb, __be16 sport)
@@ -463,7 +511,7 @@ static u8 sroce_net_hop_limit(const struct sroce_qp_av *av,
  * addresses.  __ip_local_out() only rewrites the length with the same
  * value and fills in the header checksum, which the ICRC does not cover.
  */
-static void sroce_net_push_ip4(struct sk_buff *skb,
+static void sroce_net_push_ip4(struct net *net, struct sk_buff *skb,
 			       const struct sroce_qp_av *av,
 			       struct dst_entry *dst)
 {
@@ -482,7 +530,7 @@ static void sroce_net_push_ip4(struct sk_buff *skb,
 	iph->check = 0;
 	iph->saddr = av->saddr.s6_addr32[3];
 	iph->daddr = av->daddr.s6_addr32[3];
-	ip_select_ident(&init_net, skb, NULL);
+	ip_select_ident(net, skb, NULL);
 	skb->protocol = htons(ETH_P_IP);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 }
@@ -584,6 +632,7 @@ static struct dst_entry *sroce_net_route(struct sroce_qp *qp,
 					 __be16 sport)
 {
 	struct dst_entry *dst = qp->tx_dst;
+	struct net *net;
 
 	if (dst) {
 		if (qp->tx_dst_av == av->id && qp->tx_dst_sport == sport &&
@@ -593,7 +642,9 @@ static struct dst_entry *sroce_net_route(struct sroce_qp *qp,
 		}
 		sroce_net_forget_route(qp);
 	}
-	dst = av->v4 ? sroce_net_route4(av, sport) : sroce_net_route6(av, sport);
+	net = sroce_net_qp_net(qp);
+	dst = av->v4 ? sroce_net_route4(net, av, sport) :
+		       sroce_net_route6(net, av, sport);
 	if (IS_ERR(dst))
 		return dst;
 	qp->tx_dst_cookie = av->v4 ? 0 : rt6_get_cookie((struct rt6_info *)dst);
@@ -623,6 +674,7 @@ int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 		   u32 dest_qpn, struct sk_buff *skb)
 {
 	__be16 sport = sroce_net_sport(qp, av, dest_qpn);
+	struct net *net = sroce_net_qp_net(qp);
 	struct dst_entry *dst;
 	unsigned int len;
 	int err;
@@ -641,7 +693,7 @@ int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 	len = skb->len;
 	sroce_net_push_udp(skb, sport);
 	if (av->v4)
-		sroce_net_push_ip4(skb, av, dst);
+		sroce_net_push_ip4(net, skb, av, dst);
 	else
 		sroce_net_push_ip6(skb, av, dst);
 	if (sroce_loop_route_local(dst, av->v4)) {
@@ -655,9 +707,9 @@ int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 
 	/* The stack frees the skb whatever happens. */
 	if (av->v4)
-		err = ip_local_out(&init_net, NULL, skb);
+		err = ip_local_out(net, NULL, skb);
 	else
-		err = ip6_local_out(&init_net, NULL, skb);
+		err = ip6_local_out(net, NULL, skb);
 	err = net_xmit_eval(err);
 	if (unlikely(err)) {
 		sroce_qp_tx_error(qp, SROCE_TX_DROPPED);
@@ -668,45 +720,48 @@ int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 }
 
 /**
- * sroce_net_mcast - join or leave an IP multicast group on a netdev
- * @ndev: the netdev whose device's QP attached to the group
+ * sroce_net_mcast - join or leave an IP multicast group on a device's netdev
+ * @sdev: the device whose QP attached to the group
  * @group: the group's address (IPv4-mapped for IPv4)
  * @join: join, or leave
  *
- * The group is joined on the endpoint's socket, so the host reports the
- * membership (IGMP, MLD), the netdev accepts the group's MAC address and IP
- * delivers the datagrams to port 4791.  Process context; the caller's
+ * The group is joined on the socket of the device's namespace, so the host
+ * reports the membership (IGMP, MLD), the netdev accepts the group's MAC
+ * address and IP delivers the datagrams to port 4791.  Process context; the
  * device holds the endpoint, so the socket exists.
  *
  * Return: 0 or a negative errno (-EAFNOSUPPORT: IPv6 is off).
  */
-int sroce_net_mcast(struct net_device *ndev, const struct in6_addr *group,
+int sroce_net_mcast(struct sroce_dev *sdev, const struct in6_addr *group,
 		    bool join)
 {
-	struct ip_mreqn mreq = { .imr_ifindex = ndev->ifindex };
-	struct socket *sock = ipv6_addr_v4mapped(group) ? sock4 : sock6;
+	struct sroce_net *sn = sroce_net_of(sdev->net);
+	int ifindex = sdev->ndev->ifindex;
+	struct ip_mreqn mreq = { .imr_ifindex = ifindex };
+	struct socket *sock;
 	int err;
 
+	sock = ipv6_addr_v4mapped(group) ? sn->sock4 : sn->sock6;
 	if (!sock)
 		return -EAFNOSUPPORT;
 	mreq.imr_multiaddr.s_addr = group->s6_addr32[3];
 	/* the order the socket options take: RTNL, then the socket lock */
 	rtnl_lock();
 	lock_sock(sock->sk);
-	if (sock == sock4)
+	if (sock == sn->sock4)
 		err = join ? ip_mc_join_group(sock->sk, &mreq) :
 			     ip_mc_leave_group(sock->sk, &mreq);
 	else
-		err = join ? ipv6_stub->ipv6_sock_mc_join(sock->sk,
-							  ndev->ifindex, group) :
-			     ipv6_stub->ipv6_sock_mc_drop(sock->sk,
-							  ndev->ifindex, group);
+		err = join ? ipv6_stub->ipv6_sock_mc_join(sock->sk, ifindex,
+							  group) :
+			     ipv6_stub->ipv6_sock_mc_drop(sock->sk, ifindex,
+							  group);
 	release_sock(sock->sk);
 	rtnl_unlock();
 	return err;
 }
 
-static struct socket *sroce_net_open(int family)
+static struct socket *sroce_net_open(struct net *net, int family)
 {
 	struct udp_port_cfg port = {
 		.family = family,
@@ -725,10 +780,11 @@ static struct socket *sroce_net_open(int family)
 		port.local_ip6 = in6addr_any;
 		port.ipv6_v6only = 1;
 	}
-	err = udp_sock_create(&init_net, &port, &sock);
+	/* a kernel socket: it holds no reference on the namespace */
+	err = udp_sock_create(net, &port, &sock);
 	if (err)
 		return ERR_PTR(err);
-	setup_udp_tunnel_sock(&init_net, sock, &tunnel);
+	setup_udp_tunnel_sock(net, sock, &tunnel);
 	sroce_obj_get(SROCE_OBJ_UDP_SOCKET);
 	return sock;
 }
@@ -754,48 +810,101 @@ static void sroce_net_report(int family, int err)
 		       SROCE_UDP_PORT, err);
 }
 
-static int sroce_net_open_all(void)
+static int sroce_net_open_all(struct net *net, struct sroce_net *sn)
 {
 	struct socket *sock;
 
-	sock = sroce_net_open(AF_INET);
+	lockdep_assert_held(&net_mutex);
+	sock = sroce_net_open(net, AF_INET);
 	if (IS_ERR(sock)) {
 		sroce_net_report(AF_INET, PTR_ERR(sock));
 		return PTR_ERR(sock);
 	}
-	sock4 = sock;
+	sn->sock4 = sock;
 
 	/* A kernel booted with IPv6 disabled still gets IPv4 RoCE. */
-	sock = sroce_net_open(AF_INET6);
+	sock = sroce_net_open(net, AF_INET6);
 	if (IS_ERR(sock) && PTR_ERR(sock) != -EAFNOSUPPORT) {
 		sroce_net_report(AF_INET6, PTR_ERR(sock));
-		sroce_net_close(&sock4);
+		sroce_net_close(&sn->sock4);
 		return PTR_ERR(sock);
 	}
-	sock6 = IS_ERR(sock) ? NULL : sock;
+	sn->sock6 = IS_ERR(sock) ? NULL : sock;
 	return 0;
 }
 
-/* Take a reference on the UDP endpoint, opening it for the first user. */
-int sroce_net_get(void)
+/**
+ * sroce_net_get - take a reference on a namespace's UDP endpoint
+ * @net: the namespace of a new device's netdev; the caller holds a
+ *	 reference on it for the duration of the call
+ *
+ * Opens the endpoint for the namespace's first device.  The reference, not
+ * one on @net, keeps the namespace's exit waiting (sroce_net_exit()).
+ *
+ * Return: 0 or a negative errno.
+ */
+int sroce_net_get(struct net *net)
 {
+	struct sroce_net *sn = sroce_net_of(net);
 	int err = 0;
 
 	mutex_lock(&net_mutex);
-	if (!net_users)
-		err = sroce_net_open_all();
+	if (!sn->users)
+		err = sroce_net_open_all(net, sn);
 	if (!err)
-		net_users++;
+		WRITE_ONCE(sn->users, sn->users + 1);
 	mutex_unlock(&net_mutex);
 	return err;
 }
 
-void sroce_net_put(void)
+void sroce_net_put(struct net *net)
 {
+	struct sroce_net *sn = sroce_net_of(net);
+
 	mutex_lock(&net_mutex);
-	if (!--net_users) {
-		sroce_net_close(&sock6);
-		sroce_net_close(&sock4);
+	WRITE_ONCE(sn->users, sn->users - 1);
+	if (!sn->users) {
+		sroce_net_close(&sn->sock6);
+		sroce_net_close(&sn->sock4);
+		wake_up_all(&net_idle_wq);
 	}
 	mutex_unlock(&net_mutex);
+}
+
+/*
+ * The namespace is being dismantled, after its netdevs: each of its sroce
+ * devices has had its unregistration queued by NETDEV_UNREGISTER, whether
+ * the netdev was deleted or moved out.  Wait until they have released the
+ * endpoint.  At module unload no device is left, so this does not wait.
+ */
+static void __net_exit sroce_net_exit(struct net *net)
+{
+	struct sroce_net *sn = sroce_net_of(net);
+
+	/* a lockless read: wait_event() must not sleep in its condition */
+	wait_event(net_idle_wq, !READ_ONCE(sn->users));
+	mutex_lock(&net_mutex);
+	WARN_ON_ONCE(sn->sock4 || sn->sock6);
+	mutex_unlock(&net_mutex);
+}
+
+/*
+ * A subsystem, not a device: its exit runs after the namespace's netdevs
+ * have been unregistered or moved (the netdev notifier has seen them).
+ */
+static struct pernet_operations sroce_net_ops = {
+	.exit = sroce_net_exit,
+	.id = &sroce_net_id,
+	.size = sizeof(struct sroce_net),
+};
+
+int sroce_net_init(void)
+{
+	return register_pernet_subsys(&sroce_net_ops);
+}
+
+/* After every device is gone: no namespace's endpoint is in use. */
+void sroce_net_cleanup(void)
+{
+	unregister_pernet_subsys(&sroce_net_ops);
 }

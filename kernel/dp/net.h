@@ -5,17 +5,25 @@
 #include <linux/types.h>
 
 struct in6_addr;
-struct net_device;
+struct net;
 struct sk_buff;
+struct sroce_dev;
 struct sroce_qp;
 struct sroce_qp_av;
 
 /* IANA-assigned UDP destination port of RoCE v2. */
 #define SROCE_UDP_PORT 4791
 
-int sroce_net_get(void);
-void sroce_net_put(void);
-int sroce_net_mcast(struct net_device *ndev, const struct in6_addr *group,
+/*
+ * The per-namespace endpoints: sroce_net_init() and sroce_net_cleanup() at
+ * module load and unload; a device holds its namespace's endpoint from
+ * sroce_net_get() to sroce_net_put() (process context, not under RTNL).
+ */
+int sroce_net_init(void);
+void sroce_net_cleanup(void);
+int sroce_net_get(struct net *net);
+void sroce_net_put(struct net *net);
+int sroce_net_mcast(struct sroce_dev *sdev, const struct in6_addr *group,
 		    bool join);
 
 /*

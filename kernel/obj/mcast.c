@@ -97,7 +97,7 @@ sroce_mcast_create(struct sroce_dev *sdev, const struct in6_addr *addr)
 	if (!g)
 		return ERR_PTR(-ENOMEM);
 	g->addr = *addr;
-	err = sroce_exec_mcast_join(sdev->ndev, addr, true);
+	err = sroce_exec_mcast_join(sdev, addr, true);
 	if (err) {
 		kfree(g);
 		return ERR_PTR(err);
@@ -126,7 +126,7 @@ static void sroce_mcast_remove(struct sroce_dev *sdev,
 	if (!empty)
 		return;
 	/* leaving can only fail if the netdev's IP state is gone already */
-	sroce_exec_mcast_join(sdev->ndev, &g->addr, false);
+	sroce_exec_mcast_join(sdev, &g->addr, false);
 	kfree(g);
 	sdev->mcast_count--;
 	sroce_obj_put(SROCE_OBJ_MCAST);
