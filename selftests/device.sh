@@ -3,7 +3,8 @@
 #
 # Device life cycle of sroce in one guest: module load/unload, rdma link
 # add/delete, naming, attributes, GIDs, port state following the netdev,
-# netdev removal, reload cycles and the UDP port clash with rdma_rxe.
+# netdev removal, reload cycles, the UDP port clash with rdma_rxe and
+# sroce-ctl on a real device.
 #
 # Runs inside a test-bed guest started with --no-link (see
 # Documentation/testing.md); emits KTAP on stdout.
