@@ -3,7 +3,8 @@
 #
 # Device life cycle of sroce in one guest: module load/unload, rdma link
 # add/delete, naming, attributes, GIDs, port state following the netdev,
-# netdev removal, reload cycles and the UDP port clash with rdma_rxe.
+# netdev removal, reload cycles, the UDP port clash with rdma_rxe and
+# sroce-ctl on a real device.
 #
 # Runs inside a test-bed guest started with --no-link (see
 # Documentation/testing.md); emits KTAP on stdout.
@@ -518,6 +519,55 @@ t_rxe_port_clash() {
 	wait_for 30 port_state_is sroce0 ACTIVE || fail "sroce0 not ACTIVE after rdma_rxe left"
 }
 
+# sroce-ctl (userspace/tools/ctl, built by make userspace) on a real device:
+# status shows sroce0, its netdev, ACTIVE, the netdev MTU and the IPv4 GID;
+# check passes the module, the device, its port and its address; with
+# rdma_rxe loaded, check reports it and fails, and status does not take an
+# rdma_rxe device for an sroce one.
+t_sroce_ctl() {
+	local ctl=${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tools/sroce-ctl out rc
+	[ -x "$ctl" ] || fail "$ctl is not built (make userspace)"
+	fresh
+	add_link sroce0 "$IF"
+	wait_for 30 port_state_is sroce0 ACTIVE || fail "not ACTIVE: $(port_attr sroce0 state)"
+	wait_for 30 has_gid sroce0 "$SROCE_IP4" || fail "no RoCE v2 GID for $SROCE_IP4"
+	out=$("$ctl" status) || fail "sroce-ctl status failed"
+	echo "$out"
+	expect_match "$out" "^sroce0: netdev $IF, port ACTIVE \\(LinkUp\\), active_mtu [0-9]+, netdev mtu $(cat "/sys/class/net/$IF/mtu")\$" status
+	expect_match "$out" "^  gid [0-9]+ ::ffff:$SROCE_IP4 \\(RoCE v2\\)\$" "status GID"
+	expect_match "$out" "^  sent [0-9]+ packets [0-9]+ bytes, received [0-9]+ packets" "status counters"
+	expect_match "$("$ctl" status -j sroce0)" "^\\{\"devices\":\\[\\{\"name\":\"sroce0\",\"netdev\":\"$IF\",\"state\":\"ACTIVE\"" "status -j"
+	out=$("$ctl" check) && rc=0 || rc=$?
+	echo "$out"
+	expect_match "$out" "^ok: sroce module loaded \\(version $(cat /sys/module/sroce/version)\\)" "check: module"
+	expect_match "$out" "^ok: sroce devices: sroce0\$" "check: device"
+	expect_match "$out" "^ok: sroce0: port ACTIVE on $IF " "check: port"
+	expect_match "$out" "^ok: sroce0: GIDs of the addresses .*::ffff:$SROCE_IP4" "check: address"
+	expect_match "$out" "^ok: rdma_rxe not loaded\$" "check: rdma_rxe"
+	# every problem (the provider, memlock here) is what makes it exit 1
+	if printf '%s\n' "$out" | grep -q '^problem: '; then
+		expect_eq "$rc" 1 "check exit status with a problem"
+	else
+		expect_eq "$rc" 0 "check exit status without a problem"
+	fi
+
+	rdma link delete sroce0
+	wait_for 30 dev_gone sroce0 || fail "sroce0 still present"
+	modprobe crc32_generic 2>/dev/null || true
+	modprobe rdma_rxe || fail "modprobe rdma_rxe"
+	rdma link add rxe0 type rxe netdev "$IF" || fail "rdma link add rxe0"
+	wait_for 30 dev_exists rxe0 || fail "rxe0 did not appear"
+	must_fail "$ctl" status rxe0
+	expect_eq "$("$ctl" status)" "no sroce device" "status with only rxe0"
+	out=$("$ctl" check) && rc=0 || rc=$?
+	echo "$out"
+	expect_eq "$rc" 1 "check exit status with rdma_rxe"
+	expect_match "$out" "^problem: rdma_rxe is loaded: it holds UDP port 4791" "check: rdma_rxe"
+	expect_match "$out" "^problem: no sroce device\$" "check: no device"
+	rdma link delete rxe0
+	rmmod rdma_rxe
+}
+
 # A user's rings and WQE copies are charged to its memory cgroup: a process
 # in a cgroup with a small memory.max that creates CQs of 65536 CQEs and
 # SRQs and QPs at the advertised maxima gets ENOMEM from a create, is not
@@ -761,6 +811,7 @@ CASES=(
 	t_load_unload_cycles
 	t_kernel_pd_dma_mr
 	t_rxe_port_clash
+	t_sroce_ctl
 	t_memcg_limits
 	t_sysfs_parent_virtio
 	t_sysfs_parent_veth
