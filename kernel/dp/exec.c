@@ -252,6 +252,20 @@ static void sroce_exec_unreliable(struct sroce_qp *qp, struct sk_buff *skb,
 }
 
 /*
+ * A packet the engine has acted on.  Its sk_buff goes back to this CPU's
+ * NAPI cache, where sroce_net_alloc_skb() takes the next packet's
+ * (kernel/dp/net.c), instead of to the slab; the cache belongs to the
+ * CPU's bottom half, which is off while exec_lock is held.  To the skb
+ * tracepoints it is consumed, not dropped.
+ */
+static void sroce_exec_consume(struct sk_buff *skb)
+{
+	lockdep_assert_in_softirq();
+	/* any non-zero budget: the caller may use the NAPI caches */
+	napi_consume_skb(skb, 1);
+}
+
+/*
  * One received packet: validate it and give it to the responder (requests)
  * or the completer (responses).  Malformed packets are dropped silently,
  * as IBTA 9.6 requires, but counted.
@@ -262,6 +276,7 @@ void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb)
 	enum sroce_drop reason;
 	struct sroce_pkt pkt;
 
+	lockdep_assert_held(&qp->exec_lock);
 	reason = sroce_pkt_parse(skb->data, skb->len, &pkt);
 	if (reason != SROCE_DROP_NONE &&
 	    !sroce_pkt_drop_is_request_error(reason)) {
@@ -311,7 +326,7 @@ void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb)
 			goto drop_state;
 		sroce_comp_packet(qp, skb, &pkt);
 	}
-	kfree_skb(skb);
+	sroce_exec_consume(skb);
 	return;
 
 drop_state:

@@ -357,6 +357,38 @@ static unsigned int sroce_net_headroom(struct sroce_qp *qp,
 	return LL_RESERVED_SPACE(ndev) + sroce_net_ip_udp_len(av);
 }
 
+/*
+ * A packet that fits in a page, without the slab allocator: its buffer is a
+ * fragment of this CPU's NAPI page-fragment cache and its sk_buff comes
+ * from this CPU's NAPI sk_buff cache, which napi_consume_skb() refills
+ * (the engine consumes the packets it received that way,
+ * sroce_exec_consume(); so do NIC drivers with the packets they sent).
+ * __netdev_alloc_skb() takes both from the slab for packets under about
+ * 700 bytes, which ACKs and small messages are: two slab allocations and
+ * two frees per packet, the largest cost of a 64-byte message rate in the
+ * profile (Documentation/benchmarks.md).  A page whose fragments have all
+ * come back is reused as it is, not zeroed.  Both caches belong to the
+ * CPU's bottom half: callers hold exec_lock, taken with BHs off.
+ */
+static struct sk_buff *sroce_net_alloc_frag_skb(unsigned int size)
+{
+	unsigned int truesize = SKB_DATA_ALIGN(size) +
+				SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+	struct sk_buff *skb;
+	void *data;
+
+	lockdep_assert_in_softirq();
+	if (truesize > PAGE_SIZE)
+		return __netdev_alloc_skb(NULL, size, GFP_NOWAIT | __GFP_NOWARN);
+	data = napi_alloc_frag(truesize);
+	if (unlikely(!data))
+		return NULL;
+	skb = napi_build_skb(data, truesize);
+	if (unlikely(!skb))
+		skb_free_frag(data);
+	return skb;
+}
+
 struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp,
 				    const struct sroce_qp_av *av,
 				    unsigned int len)
@@ -368,14 +400,11 @@ struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp,
 	headroom = sroce_net_headroom(qp, av);
 	size = headroom + len + SROCE_ICRC_LEN;
 	/*
-	 * A packet's buffer comes from the per-CPU page-fragment cache when
-	 * it fits: slab objects are zeroed on every allocation where
-	 * init_on_alloc is on (Debian's default), a fragment is not, and a
-	 * page whose fragments have all come back is reused as it is.  The
-	 * engine never sleeps (kernel/dp/exec.c): when the cache has nothing,
-	 * the atomic reserves are tried; failing that the engine backs off.
+	 * The engine never sleeps (kernel/dp/exec.c): when the per-CPU caches
+	 * have nothing, the atomic reserves are tried; failing that the
+	 * engine backs off.
 	 */
-	skb = __netdev_alloc_skb(NULL, size, GFP_NOWAIT | __GFP_NOWARN);
+	skb = sroce_net_alloc_frag_skb(size);
 	if (unlikely(!skb))
 		skb = alloc_skb(size, GFP_ATOMIC | __GFP_NOWARN);
 	if (unlikely(!skb)) {
