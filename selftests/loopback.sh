@@ -279,13 +279,15 @@ t_trace_pingpong() {
 # with that status and the others flushed (sroce_cqe).  T = 2^12 * 4.096
 # us = 17 ms, so that the whole run takes well under a second.
 t_trace_retry_error() {
-	local port T=12 R=2 N=3 srv cli line psn hook=/sys/kernel/debug/sroce/loopback_corrupt i
+	local port T=12 R=2 N=3 srv cli line psn i
 	[ "${SROCE_DRIVER:?}" = sroce ] || skip "tracepoints of sroce only ($SROCE_DRIVER)"
 	[ -x "$RETRY_TOOL" ] || fail "no $RETRY_TOOL (make userspace)"
 	echo 1 >"$LOOP_ICRC" || fail "cannot set loopback_icrc"
 	trace_ready
-	trap 'echo 0 >"$hook"; echo 0 >"$LOOP_ICRC"; trace_done' EXIT
-	echo 100000 >"$hook" || fail "no $hook"
+	# (globals: the EXIT trap runs after the function's locals are gone)
+	LOOP_HOOK=/sys/kernel/debug/sroce/loopback_corrupt
+	trap 'echo 0 >"$LOOP_HOOK"; echo 0 >"$LOOP_ICRC"; trace_done' EXIT
+	echo 100000 >"$LOOP_HOOK" || fail "no $LOOP_HOOK"
 	port=$(port_of 17)
 	rt_sides_local ipv4 || fail "no GID"
 	rt_run "$KTAP_CASE" "$port" _rt_ready_tcp \
@@ -295,7 +297,7 @@ t_trace_retry_error() {
 		rt_show "$RT_OUT/$KTAP_CASE.client" client
 		fail "sroce_rc_retry"
 	}
-	echo 0 >"$hook"
+	echo 0 >"$LOOP_HOOK"
 	grep -h '^sroce_rc_retry' "$RT_OUT/$KTAP_CASE.server" "$RT_OUT/$KTAP_CASE.client"
 	trace_take
 	line=$(grep -E ' sroce_qp_state: .* RTS -> ERR ' "$TRACE_OUT") || fail "no QP went RTS -> ERR"
