@@ -236,9 +236,10 @@ pp_qpn() {		# FILE: the local QPN ibv_rc_pingpong printed
 # each message completes (sroce_cqe: SEND at the sender, RECV at the
 # receiver), and both QPs went RESET -> INIT -> RTR -> RTS by modify_qp.
 # Then 3 hand-made packets to a QP number nobody has: sroce_rx sees them
-# and sroce_rx_drop drops them as no_qp, naming that QPN.
+# and sroce_rx_drop drops them as no_qp, naming that QPN, which perf record
+# -e sroce:sroce_rx_drop sees too.
 t_trace_pingpong() {
-	local port n=50 srv cli st q
+	local port n=50 srv cli st q send perf_n
 	trace_ready
 	trap trace_done EXIT
 	port=$(port_of 16)
@@ -251,7 +252,17 @@ t_trace_pingpong() {
 		fail "no QPN in the pingpong output"
 	fi
 	[ -x "$ROCE_SEND" ] || fail "no $ROCE_SEND (make userspace)"
-	"$ROCE_SEND" -n 3 -q "$NO_QPN" valid "$SROCE_IP4" "$SROCE_IP4" || fail "sroce_roce_send"
+	# perf sees the same events (through the format tracefs publishes):
+	# the drops, recorded while the packets are sent and a second after
+	command -v perf >/dev/null || fail "no perf (linux-perf: scripts/install-deps.sh)"
+	send=$(printf '%q ' "$ROCE_SEND" -n 3 -q "$NO_QPN" valid "$SROCE_IP4" "$SROCE_IP4")
+	perf record -q -e sroce:sroce_rx_drop -a -o "$RT_OUT/$KTAP_CASE.perf" \
+		-- bash -c "$send && sleep 1" || fail "perf record of sroce_roce_send"
+	perf script -i "$RT_OUT/$KTAP_CASE.perf" >"$RT_OUT/$KTAP_CASE.perf.txt" 2>&1 ||
+		{ cat "$RT_OUT/$KTAP_CASE.perf.txt"; fail "perf script"; }
+	head -n 3 "$RT_OUT/$KTAP_CASE.perf.txt"
+	perf_n=$(grep -c "sroce:sroce_rx_drop: dev=$DEV qpn=$NO_QPN reason=no_qp" "$RT_OUT/$KTAP_CASE.perf.txt" || :)
+	expect_eq "$perf_n" 3 "no_qp drops perf recorded"
 	trace_take
 	trace_expect_min sroce_tx "dev=$DEV qpn=$cli dqpn=$srv " "$n" "client to server"
 	trace_expect_min sroce_tx "dev=$DEV qpn=$srv dqpn=$cli " "$n" "server to client"
