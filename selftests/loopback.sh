@@ -254,11 +254,12 @@ t_trace_pingpong() {
 	[ -x "$ROCE_SEND" ] || fail "no $ROCE_SEND (make userspace)"
 	# perf sees the same events (through the format tracefs publishes):
 	# the drops, recorded while the packets are sent and a second after
-	command -v perf >/dev/null || fail "no perf (linux-perf: scripts/install-deps.sh)"
+	# (command perf: this file's perf() runs perftest)
+	type -P perf >/dev/null || fail "no perf (linux-perf: scripts/install-deps.sh)"
 	send=$(printf '%q ' "$ROCE_SEND" -n 3 -q "$NO_QPN" valid "$SROCE_IP4" "$SROCE_IP4")
-	perf record -q -e sroce:sroce_rx_drop -a -o "$RT_OUT/$KTAP_CASE.perf" \
+	command perf record -q -e sroce:sroce_rx_drop -a -o "$RT_OUT/$KTAP_CASE.perf" \
 		-- bash -c "$send && sleep 1" || fail "perf record of sroce_roce_send"
-	perf script -i "$RT_OUT/$KTAP_CASE.perf" >"$RT_OUT/$KTAP_CASE.perf.txt" 2>&1 ||
+	command perf script -i "$RT_OUT/$KTAP_CASE.perf" >"$RT_OUT/$KTAP_CASE.perf.txt" 2>&1 ||
 		{ cat "$RT_OUT/$KTAP_CASE.perf.txt"; fail "perf script"; }
 	head -n 3 "$RT_OUT/$KTAP_CASE.perf.txt"
 	perf_n=$(grep -c "sroce:sroce_rx_drop: dev=$DEV qpn=$NO_QPN reason=no_qp" "$RT_OUT/$KTAP_CASE.perf.txt" || :)
