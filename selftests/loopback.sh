@@ -254,10 +254,11 @@ t_trace_pingpong() {
 	[ -x "$ROCE_SEND" ] || fail "no $ROCE_SEND (make userspace)"
 	# perf sees the same events (through the format tracefs publishes):
 	# the drops, recorded while the packets are sent and a second after
+	# (no build ids, no synthesized mmaps: minutes under TCG otherwise)
 	# (command perf: this file's perf() runs perftest)
 	type -P perf >/dev/null || fail "no perf (linux-perf: scripts/install-deps.sh)"
 	send=$(printf '%q ' "$ROCE_SEND" -n 3 -q "$NO_QPN" valid "$SROCE_IP4" "$SROCE_IP4")
-	command perf record -q -e sroce:sroce_rx_drop -a -o "$RT_OUT/$KTAP_CASE.perf" \
+	command perf record -q -B -N --synth=no --no-bpf-event -e sroce:sroce_rx_drop -a -o "$RT_OUT/$KTAP_CASE.perf" \
 		-- bash -c "$send && sleep 1" || fail "perf record of sroce_roce_send"
 	command perf script -i "$RT_OUT/$KTAP_CASE.perf" >"$RT_OUT/$KTAP_CASE.perf.txt" 2>&1 ||
 		{ cat "$RT_OUT/$KTAP_CASE.perf.txt"; fail "perf script"; }
