@@ -239,7 +239,7 @@ pp_qpn() {		# FILE: the local QPN ibv_rc_pingpong printed
 # and sroce_rx_drop drops them as no_qp, naming that QPN, which perf record
 # -e sroce:sroce_rx_drop sees too.
 t_trace_pingpong() {
-	local port n=50 srv cli st q send perf_n
+	local port n=50 srv cli st q send perf_n t0
 	trace_ready
 	trap trace_done EXIT
 	port=$(port_of 16)
@@ -258,12 +258,16 @@ t_trace_pingpong() {
 	# (command perf: this file's perf() runs perftest)
 	type -P perf >/dev/null || fail "no perf (linux-perf: scripts/install-deps.sh)"
 	send=$(printf '%q ' "$ROCE_SEND" -n 3 -q "$NO_QPN" valid "$SROCE_IP4" "$SROCE_IP4")
+	t0=$SECONDS
 	command perf record -q -B -N --synth=no --no-bpf-event -e sroce:sroce_rx_drop -a -o "$RT_OUT/$KTAP_CASE.perf" \
 		-- bash -c "$send && sleep 1" || fail "perf record of sroce_roce_send"
-	command perf script -i "$RT_OUT/$KTAP_CASE.perf" >"$RT_OUT/$KTAP_CASE.perf.txt" 2>&1 ||
-		{ cat "$RT_OUT/$KTAP_CASE.perf.txt"; fail "perf script"; }
+	echo "perf record: $((SECONDS - t0)) s"
+	t0=$SECONDS
+	command perf script -F event,trace -i "$RT_OUT/$KTAP_CASE.perf" >"$RT_OUT/$KTAP_CASE.perf.txt" \
+		2>"$RT_OUT/$KTAP_CASE.perf.err" || { cat "$RT_OUT/$KTAP_CASE.perf.err"; fail "perf script"; }
+	echo "perf script: $((SECONDS - t0)) s"
 	head -n 3 "$RT_OUT/$KTAP_CASE.perf.txt"
-	perf_n=$(grep -c "sroce:sroce_rx_drop: dev=$DEV qpn=$NO_QPN reason=no_qp" "$RT_OUT/$KTAP_CASE.perf.txt" || :)
+	perf_n=$(grep -c "sroce_rx_drop: *dev=$DEV qpn=$NO_QPN reason=no_qp" "$RT_OUT/$KTAP_CASE.perf.txt" || :)
 	expect_eq "$perf_n" 3 "no_qp drops perf recorded"
 	trace_take
 	trace_expect_min sroce_tx "dev=$DEV qpn=$cli dqpn=$srv " "$n" "client to server"
