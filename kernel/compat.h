@@ -74,4 +74,15 @@ static inline void ib_mark_name_assigned_by_user(struct ib_device *ibdev)
 #define sroce_free_netdev_dummy(dev) kfree(dev)
 #endif
 
+/*
+ * A trace event's __assign_str() takes the destination field only since
+ * 6.10 (6.12), which copies the source its __string() named; 6.1's takes
+ * the source again.  For dp/trace.h and obj/trace.h.
+ */
+#ifdef SROCE_HAVE_ASSIGN_STR_DST
+#define sroce_assign_str(dst, src) __assign_str(dst)
+#else
+#define sroce_assign_str(dst, src) __assign_str(dst, src)
+#endif
+
 #endif /* SROCE_COMPAT_H */

@@ -82,6 +82,15 @@ void sroce_stats_no_device_drop(void)
 	this_cpu_inc(stats_no_device);
 }
 
+/* A drop reason's name: its rx_drop_ counter's without the prefix. */
+const char *sroce_stats_drop_name(unsigned int why)
+{
+	if (why < SROCE_DROP_DEV_REASONS)
+		return sroce_stats_descs[SROCE_STAT_DROP + why].name +
+		       strlen(SROCE_DROP_PREFIX);
+	return why == SROCE_DROP_NO_DEVICE ? "no_device" : "?";
+}
+
 /* Add the device's counters, summed over the CPUs, to sum. */
 static void sroce_stats_sum(struct sroce_dev *sdev, u64 *sum)
 {

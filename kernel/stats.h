@@ -6,6 +6,7 @@
 #include <linux/types.h>
 
 #include "device.h"
+#include "dp/trace.h"
 
 /*
  * Why the receive path dropped a packet.  Counted per device (the port's
@@ -97,18 +98,36 @@ static inline void sroce_stats_inc(struct sroce_dev *sdev, enum sroce_stat s)
 }
 
 void sroce_stats_no_device_drop(void);
+const char *sroce_stats_drop_name(unsigned int why);
+
+/* The sroce_rx_drop tracepoint's qpn before the packet's QP is known. */
+#define SROCE_DROP_NO_QPN U32_MAX
 
 /*
- * A received packet dropped, counted on the device it was for; sdev is
- * NULL (and ignored) for SROCE_DROP_NO_DEVICE only.
+ * A received packet for QP qpn (or SROCE_DROP_NO_QPN) dropped, traced and
+ * counted on the device it was for; sdev is NULL (and ignored) for
+ * SROCE_DROP_NO_DEVICE only.
  */
-static inline void sroce_drop_count(struct sroce_dev *sdev,
-				    enum sroce_drop_reason why)
+static inline void sroce_drop_count_qpn(struct sroce_dev *sdev, u32 qpn,
+					enum sroce_drop_reason why)
 {
+	trace_sroce_rx_drop(sdev, qpn, why);
 	if (unlikely(why == SROCE_DROP_NO_DEVICE))
 		sroce_stats_no_device_drop();
 	else
 		sroce_stats_inc(sdev, SROCE_STAT_DROP + why);
+}
+
+static inline void sroce_drop_count(struct sroce_dev *sdev,
+				    enum sroce_drop_reason why)
+{
+	sroce_drop_count_qpn(sdev, SROCE_DROP_NO_QPN, why);
+}
+
+static inline void sroce_drop_count_ibqp(struct ib_qp *ibqp,
+					 enum sroce_drop_reason why)
+{
+	sroce_drop_count_qpn(to_sroce_dev(ibqp->device), ibqp->qp_num, why);
 }
 
 /* A packet not sent: counted by reason and in send_err. */
@@ -122,8 +141,7 @@ static inline void sroce_tx_error_count(struct sroce_dev *sdev,
 /* The same for a QP's device (qp: struct sroce_qp *). */
 #define sroce_qp_stats_inc(qp, s) \
 	sroce_stats_inc(to_sroce_dev((qp)->ibqp.device), (s))
-#define sroce_qp_drop(qp, why) \
-	sroce_drop_count(to_sroce_dev((qp)->ibqp.device), (why))
+#define sroce_qp_drop(qp, why) sroce_drop_count_ibqp(&(qp)->ibqp, (why))
 #define sroce_qp_tx_error(qp, why) \
 	sroce_tx_error_count(to_sroce_dev((qp)->ibqp.device), (why))
 

@@ -16,6 +16,10 @@
 . "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
+TESTS=${SROCE_BUILD:-$SROCE_SRC/build}/userspace/tests
+ROCE_SEND=$TESTS/sroce_roce_send	# hand-made RoCE v2 packets
+RETRY_TOOL=$TESTS/sroce_rc_retry	# an RC requester out of retries
+NO_QPN=0xabcdef		# above every QP number sroce hands out
 
 port_of() { echo $((24000 + 20 * $1)); }
 
@@ -162,6 +166,185 @@ t_loop_icrc_corrupt() {
 	expect_eq "$(($(loop_drops bad_icrc) - b0))" "$n" "bad_icrc drops"
 }
 
+# The tracepoints of issue 16 (kernel/dp/trace.h, kernel/obj/trace.h),
+# read through tracefs like sroce_loopback_pkt above: known traffic, then
+# the events it must have left, matched by QP number.
+TRACE_EVENTS=(sroce_tx sroce_rx sroce_rx_drop sroce_retransmit sroce_qp_state sroce_cqe)
+TRACE_OUT=
+
+trace_ready() {		# enable TRACE_EVENTS on an empty buffer
+	local e
+	[ "${SROCE_DRIVER:?}" = sroce ] || skip "tracepoints of sroce only ($SROCE_DRIVER)"
+	[ -d "$TRACE/events" ] || mount -t tracefs nodev "$TRACE" || fail "no tracefs"
+	echo 0 >"$TRACE/tracing_on"
+	echo >"$TRACE/trace"
+	# room for every event of a case on one CPU
+	echo 2048 >"$TRACE/buffer_size_kb" || fail "cannot size the trace buffer"
+	for e in "${TRACE_EVENTS[@]}"; do
+		[ -d "$TRACE/events/sroce/$e" ] || fail "no tracepoint sroce:$e"
+		echo 1 >"$TRACE/events/sroce/$e/enable"
+	done
+	echo 1 >"$TRACE/tracing_on"
+	TRACE_OUT=$RT_OUT/$KTAP_CASE.trace
+}
+
+trace_done() {
+	local e
+	for e in "${TRACE_EVENTS[@]}"; do
+		echo 0 >"$TRACE/events/sroce/$e/enable" 2>/dev/null || :
+	done
+}
+
+# trace_take: stop tracing and keep the events in TRACE_OUT; none may have
+# been lost to a full buffer (the counts below would be short).
+trace_take() {
+	local lost e
+	echo 0 >"$TRACE/tracing_on"
+	grep -v '^#' "$TRACE/trace" >"$TRACE_OUT" || :
+	lost=$(awk '/overrun:/ { n += $2 } END { print n + 0 }' "$TRACE"/per_cpu/cpu*/stats)
+	echo "trace: $(wc -l <"$TRACE_OUT") events, $lost overrun"
+	for e in "${TRACE_EVENTS[@]}"; do
+		echo "  $e: $(grep -c " $e: " "$TRACE_OUT" || :)"
+	done
+	[ "$lost" = 0 ] || fail "$lost events lost to a full trace buffer"
+}
+
+trace_count() {		# EVENT ERE: events EVENT whose fields match ERE
+	grep -E " $1: .*$2" "$TRACE_OUT" | grep -c . || :
+}
+
+trace_expect_min() {	# EVENT ERE MIN WHAT
+	local n
+	n=$(trace_count "$1" "$2")
+	echo "$4: $n $1 events"
+	[ "$n" -ge "$3" ] || { grep " $1: " "$TRACE_OUT" | head -n 5; fail "$4: $n $1 events matching /$2/, want >= $3"; }
+}
+
+trace_expect_eq() {	# EVENT ERE N WHAT
+	local n
+	n=$(trace_count "$1" "$2")
+	echo "$4: $n $1 events"
+	[ "$n" -eq "$3" ] || { grep " $1: " "$TRACE_OUT" | head -n 5; fail "$4: $n $1 events matching /$2/, want $3"; }
+}
+
+pp_qpn() {		# FILE: the local QPN ibv_rc_pingpong printed
+	awk '/^  local address: / { for (i = 1; i < NF; i++) if ($i == "QPN") { sub(",", "", $(i + 1)); print $(i + 1) } }' "$1"
+}
+
+# ibv_rc_pingpong between two QPs of this guest: each QP's packets are
+# traced leaving (sroce_tx, to the other's QPN) and arriving (sroce_rx),
+# each message completes (sroce_cqe: SEND at the sender, RECV at the
+# receiver), and both QPs went RESET -> INIT -> RTR -> RTS by modify_qp.
+# Then 3 hand-made packets to a QP number nobody has: sroce_rx sees them
+# and sroce_rx_drop drops them as no_qp, naming that QPN, which perf stat
+# -e sroce:sroce_rx_drop counts too.
+t_trace_pingpong() {
+	local port n=50 srv cli st q send perf_n t0
+	trace_ready
+	trap trace_done EXIT
+	port=$(port_of 16)
+	rt_sides_local ipv4 || fail "no GID"
+	rt_pingpong "$KTAP_CASE" "$port" -s 64 -n "$n" || fail "ibv_rc_pingpong"
+	srv=$(pp_qpn "$RT_OUT/$KTAP_CASE.server")
+	cli=$(pp_qpn "$RT_OUT/$KTAP_CASE.client")
+	echo "QPN server $srv, client $cli"
+	if [ -z "$srv" ] || [ -z "$cli" ]; then
+		fail "no QPN in the pingpong output"
+	fi
+	[ -x "$ROCE_SEND" ] || fail "no $ROCE_SEND (make userspace)"
+	# perf counts the same events, while the packets are sent and a second
+	# after (perf stat: perf record takes half a minute under TCG)
+	# (command perf: this file's perf() runs perftest)
+	type -P perf >/dev/null || fail "no perf (linux-perf: scripts/install-deps.sh)"
+	send=$(printf '%q ' "$ROCE_SEND" -n 3 -q "$NO_QPN" valid "$SROCE_IP4" "$SROCE_IP4")
+	t0=$SECONDS
+	command perf stat -x, -o "$RT_OUT/$KTAP_CASE.perf" -e sroce:sroce_rx_drop -a \
+		-- bash -c "$send && sleep 1" || fail "perf stat of sroce_roce_send"
+	echo "perf stat: $((SECONDS - t0)) s"
+	grep sroce "$RT_OUT/$KTAP_CASE.perf"
+	perf_n=$(awk -F, '$3 == "sroce:sroce_rx_drop" { print $1 }' "$RT_OUT/$KTAP_CASE.perf")
+	expect_eq "$perf_n" 3 "no_qp drops perf counted"
+	trace_take
+	trace_expect_min sroce_tx "dev=$DEV qpn=$cli dqpn=$srv " "$n" "client to server"
+	trace_expect_min sroce_tx "dev=$DEV qpn=$srv dqpn=$cli " "$n" "server to client"
+	trace_expect_min sroce_rx "dev=$DEV qpn=$srv " "$n" "received by the server"
+	trace_expect_min sroce_rx "dev=$DEV qpn=$cli " "$n" "received by the client"
+	trace_expect_min sroce_cqe "qpn=$cli .*opcode=SEND status=SUCCESS " "$n" "client sends completed"
+	trace_expect_min sroce_cqe "qpn=$srv .*opcode=RECV status=SUCCESS len=64\$" "$n" "server receives completed"
+	trace_expect_eq sroce_cqe "status=[^S]" 0 "completions in error"
+	for q in "$srv" "$cli"; do
+		for st in "RESET -> INIT" "INIT -> RTR" "RTR -> RTS"; do
+			trace_expect_eq sroce_qp_state "qpn=$q $st status=- event=-\$" 1 "QP $q $st"
+		done
+	done
+	trace_expect_eq sroce_rx "dev=$DEV qpn=$NO_QPN " 3 "to QP $NO_QPN"
+	trace_expect_eq sroce_rx_drop "dev=$DEV qpn=$NO_QPN reason=no_qp\$" 3 "dropped as no_qp"
+	trace_expect_eq sroce_rx_drop "reason=" 3 "drops of any reason"
+}
+
+# An RC requester that runs out of retries (sroce_rc_retry, both sides in
+# this guest): with loopback_icrc=1 and the loopback_corrupt hook spoiling
+# every packet, no request reaches the responder (sroce_rx_drop:
+# bad_icrc), the requester resends from its first PSN on each of its
+# RETRY_R timeouts (sroce_retransmit: timeout), and then moves its QP
+# RTS -> ERR with RETRY_EXC_ERR (sroce_qp_state), the first WR failing
+# with that status and the others flushed (sroce_cqe).  T = 2^12 * 4.096
+# us = 17 ms, so that the whole run takes well under a second.
+t_trace_retry_error() {
+	local port T=12 R=2 N=3 srv cli line psn i
+	[ "${SROCE_DRIVER:?}" = sroce ] || skip "tracepoints of sroce only ($SROCE_DRIVER)"
+	[ -x "$RETRY_TOOL" ] || fail "no $RETRY_TOOL (make userspace)"
+	echo 1 >"$LOOP_ICRC" || fail "cannot set loopback_icrc"
+	trace_ready
+	# (globals: the EXIT trap runs after the function's locals are gone)
+	LOOP_HOOK=/sys/kernel/debug/sroce/loopback_corrupt
+	trap 'echo 0 >"$LOOP_HOOK"; echo 0 >"$LOOP_ICRC"; trace_done' EXIT
+	echo 100000 >"$LOOP_HOOK" || fail "no $LOOP_HOOK"
+	port=$(port_of 17)
+	rt_sides_local ipv4 || fail "no GID"
+	rt_run "$KTAP_CASE" "$port" _rt_ready_tcp \
+		-- "$RETRY_TOOL" server "$port" \
+		-- "$RETRY_TOOL" client "$SROCE_IP4" "$port" --timeout "$T" --retry "$R" --count "$N" || {
+		rt_show "$RT_OUT/$KTAP_CASE.server" server
+		rt_show "$RT_OUT/$KTAP_CASE.client" client
+		fail "sroce_rc_retry"
+	}
+	echo 0 >"$LOOP_HOOK"
+	grep -h '^sroce_rc_retry' "$RT_OUT/$KTAP_CASE.server" "$RT_OUT/$KTAP_CASE.client"
+	trace_take
+	line=$(grep -E ' sroce_qp_state: .* RTS -> ERR ' "$TRACE_OUT") || fail "no QP went RTS -> ERR"
+	echo "$line"
+	cli=$(expect_one_qpn "$line")
+	srv=$(sed -n 's/^sroce_rc_retry server: qpn=\([0-9]*\) .*/\1/p' "$RT_OUT/$KTAP_CASE.server")
+	[ -n "$srv" ] || fail "no server QPN"
+	srv=$(printf '0x%06x' "$srv")
+	echo "QPN server $srv, client $cli"
+	trace_expect_eq sroce_qp_state "qpn=$cli RTS -> ERR status=RETRY_EXC_ERR event=-\$" 1 "requester to ERR"
+	trace_expect_eq sroce_qp_state "-> ERR" 1 "QPs to ERR"
+	psn=$(grep -m1 -E " sroce_tx: dev=$DEV qpn=$cli dqpn=$srv " "$TRACE_OUT" | sed 's/.* psn=\(0x[0-9a-f]*\) .*/\1/')
+	[ -n "$psn" ] || fail "no sroce_tx event of the requester"
+	trace_expect_min sroce_tx "dev=$DEV qpn=$cli dqpn=$srv opcode=0x0a " $((N * (R + 1))) "RDMA WRITEs sent and resent"
+	trace_expect_eq sroce_rx "qpn=$srv " 0 "packets the responder received"
+	trace_expect_min sroce_rx_drop "dev=$DEV qpn=0xffffffff reason=bad_icrc\$" $((N * (R + 1))) "spoilt packets dropped"
+	trace_expect_eq sroce_retransmit "qpn=$cli cause=timeout psn=$psn " "$R" "timeouts"
+	for ((i = R - 1; i >= 0; i--)); do
+		trace_expect_eq sroce_retransmit "qpn=$cli .* left=$i\$" 1 "retransmission with $i retries left"
+	done
+	trace_expect_eq sroce_cqe "qpn=$cli wr_id=0x1 opcode=RDMA_WRITE status=RETRY_EXC_ERR " 1 "WR 1 failed"
+	for ((i = 2; i <= N; i++)); do
+		trace_expect_eq sroce_cqe "qpn=$cli wr_id=0x$i opcode=RDMA_WRITE status=WR_FLUSH_ERR " 1 "WR $i flushed"
+	done
+	trace_expect_eq sroce_cqe "qpn=$srv " 0 "completions at the responder"
+}
+
+expect_one_qpn() {	# LINE: its qpn= field
+	local w
+	for w in $1; do
+		case $w in qpn=*) echo "${w#qpn=}"; return 0 ;; esac
+	done
+	fail "no qpn= in $1"
+}
+
 # Two devices in one kernel: the driver under test on both ends of a veth
 # pair (veth0 198.51.100.1, veth1 198.51.100.2, and IPv6).  Both addresses
 # are local, so veth1 must accept packets from a local source.
@@ -292,6 +475,8 @@ CASES=(
 	t_loop_icrc_ipv4
 	t_loop_icrc_ipv6
 	t_loop_icrc_corrupt
+	t_trace_pingpong
+	t_trace_retry_error
 	t_two_devices_veth
 )
 if [ $# -gt 0 ]; then

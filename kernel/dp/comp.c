@@ -23,6 +23,7 @@
 #include "dp/exec.h"
 #include "dp/req.h"
 #include "dp/sgl.h"
+#include "dp/trace.h"
 #include "obj/cq.h"
 #include "obj/qp.h"
 #include "stats.h"
@@ -101,7 +102,7 @@ void sroce_comp_retire(struct sroce_qp *qp)
 			if (w->started && sroce_req_is_rd_atomic(w))
 				req->rd_atomic--;
 			sroce_comp_pop(qp, w, true, w->status);
-			sroce_exec_set_error(qp);
+			sroce_exec_set_error(qp, w->status);
 			break;
 		}
 		if (!sroce_comp_wqe_acked(qp, w))
@@ -121,7 +122,7 @@ void sroce_comp_fail(struct sroce_qp *qp, u32 idx,
 	w->status = status;
 	sroce_req_stop_timers(qp);
 	sroce_comp_retire(qp);
-	sroce_exec_set_error(qp);
+	sroce_exec_set_error(qp, status);
 }
 
 /* Index of the WQE whose PSNs hold psn, or req.cur if none does. */
@@ -183,7 +184,8 @@ static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn)
 	return true;
 }
 
-static void sroce_comp_retry(struct sroce_qp *qp, u32 psn)
+static void sroce_comp_retry(struct sroce_qp *qp, u32 psn,
+			     enum sroce_comp_retx cause)
 {
 	struct sroce_req *req = &qp->req;
 
@@ -194,6 +196,8 @@ static void sroce_comp_retry(struct sroce_qp *qp, u32 psn)
 		return;
 	}
 	sroce_qp_stats_inc(qp, SROCE_STAT_COMP_RETRY);
+	trace_sroce_retransmit(&qp->ibqp, cause, psn, req->snd_max,
+			       req->retry_left);
 	sroce_req_rewind(qp, psn);
 	sroce_req_arm_timer(qp);
 }
@@ -206,6 +210,8 @@ static void sroce_comp_implicit_nak(struct sroce_qp *qp)
 	if (req->rewind_sent)
 		return;
 	req->rewind_sent = true;
+	trace_sroce_retransmit(&qp->ibqp, SROCE_COMP_RETX_IMPLICIT, req->una,
+			       req->snd_max, req->retry_left);
 	sroce_req_rewind(qp, req->una);
 }
 
@@ -235,6 +241,8 @@ static void sroce_comp_rnr(struct sroce_qp *qp, const struct sroce_rc_ack *a)
 				SROCE_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
+	trace_sroce_retransmit(&qp->ibqp, SROCE_COMP_RETX_RNR_NAK, a->psn,
+			       req->snd_max, req->rnr_left);
 	sroce_req_rewind(qp, a->psn);
 	req->rnr_wait = true;
 	del_timer(&req->retrans_timer);
@@ -262,7 +270,7 @@ static void sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	case SROCE_RC_ACK_RETRY:
 		sroce_qp_stats_inc(qp, SROCE_STAT_RCVD_SEQ_ERR);
 		if (req->una == a.psn)
-			sroce_comp_retry(qp, a.psn);
+			sroce_comp_retry(qp, a.psn, SROCE_COMP_RETX_SEQ_NAK);
 		break;
 	case SROCE_RC_ACK_RNR:
 		sroce_qp_stats_inc(qp, SROCE_STAT_RCVD_RNR);
@@ -422,7 +430,7 @@ void sroce_comp_timeout(struct sroce_qp *qp)
 		return;
 	if (req->backoff < SROCE_REQ_MAX_BACKOFF)
 		req->backoff++;
-	sroce_comp_retry(qp, req->una);
+	sroce_comp_retry(qp, req->una, SROCE_COMP_RETX_TIMEOUT);
 }
 
 void sroce_comp_rnr_done(struct sroce_qp *qp)

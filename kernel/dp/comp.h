@@ -10,6 +10,14 @@
 struct sk_buff;
 struct sroce_qp;
 
+/* Why an RC requester sends PSNs again (the sroce_retransmit tracepoint). */
+enum sroce_comp_retx {
+	SROCE_COMP_RETX_TIMEOUT,	/* the transport timer expired */
+	SROCE_COMP_RETX_SEQ_NAK,	/* a PSN sequence error NAK */
+	SROCE_COMP_RETX_RNR_NAK,	/* an RNR NAK: again after the wait */
+	SROCE_COMP_RETX_IMPLICIT,	/* a READ or atomic response is missing */
+};
+
 void sroce_comp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 		       const struct sroce_pkt *pkt);
 void sroce_comp_retire(struct sroce_qp *qp);

@@ -121,6 +121,7 @@
 #include "dp/tx.h"
 #include "dp/ud.h"
 #include "obj/qp.h"
+#include "obj/trace.h"
 #include "stats.h"
 
 #define SROCE_EXEC_BUDGET	256	/* packets per run, each direction */
@@ -616,21 +617,29 @@ static void sroce_exec_enter_error(struct sroce_qp *qp)
 	sroce_exec_kick(qp);
 }
 
+/* The engine moves the QP to ERR, for the reason the tracepoint shows. */
+static void sroce_exec_to_error(struct sroce_qp *qp, int status, int event)
+{
+	trace_sroce_qp_state(&qp->ibqp, qp->state, IB_QPS_ERR, status, event);
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	sroce_exec_enter_error(qp);
+}
+
 /**
  * sroce_exec_set_error - move the QP to the error state from the engine
  * @qp: the QP; qp->exec_lock held
+ * @status: the status of the completion that reports the error
  *
  * For an error that a work completion reports (a requester's failed WQE, a
  * receive completed in error): no asynchronous event.  The work item
  * flushes both queues on its next pass.
  */
-void sroce_exec_set_error(struct sroce_qp *qp)
+void sroce_exec_set_error(struct sroce_qp *qp, enum sroce_wc_status status)
 {
 	lockdep_assert_held(&qp->exec_lock);
 	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_ERR)
 		return;
-	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	sroce_exec_enter_error(qp);
+	sroce_exec_to_error(qp, status, SROCE_QP_STATE_NO_CAUSE);
 }
 
 /**
@@ -648,7 +657,7 @@ void sroce_exec_set_error_event(struct sroce_qp *qp, enum ib_event_type ev)
 	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_ERR)
 		return;
 	sroce_exec_raise(qp, ev);
-	sroce_exec_set_error(qp);
+	sroce_exec_to_error(qp, SROCE_QP_STATE_NO_CAUSE, ev);
 }
 
 /*
@@ -692,6 +701,10 @@ void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 {
 	lockdep_assert_held(&qp->mutex);
 	lockdep_assert_held(&qp->exec_lock);
+	if (next != cur)
+		trace_sroce_qp_state(&qp->ibqp, cur, next,
+				     SROCE_QP_STATE_NO_CAUSE,
+				     SROCE_QP_STATE_NO_CAUSE);
 	if (next == cur && next != IB_QPS_RTS)
 		return;
 	switch (next) {

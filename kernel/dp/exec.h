@@ -4,6 +4,8 @@
 
 #include <rdma/ib_verbs.h>
 
+#include "core/rc.h"
+
 struct sk_buff;
 struct sroce_qp;
 
@@ -39,7 +41,7 @@ void sroce_exec_event(struct sroce_qp *qp, int bit);
 
 /* Engine-internal, qp->exec_lock held. */
 void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb);
-void sroce_exec_set_error(struct sroce_qp *qp);
+void sroce_exec_set_error(struct sroce_qp *qp, enum sroce_wc_status status);
 void sroce_exec_set_error_event(struct sroce_qp *qp, enum ib_event_type ev);
 void sroce_exec_raise(struct sroce_qp *qp, enum ib_event_type ev);
 bool sroce_exec_flush(struct sroce_qp *qp, int budget);

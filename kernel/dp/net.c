@@ -77,6 +77,7 @@
 #include "dp/loop.h"
 #include "dp/mcast_rx.h"
 #include "dp/net.h"
+#include "dp/trace.h"
 #include "obj/qp.h"
 #include "stats.h"
 
@@ -246,6 +247,7 @@ static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb,
 		return;
 	}
 	/* BTH through ICRC, as sent (sroce_net_xmit()) */
+	trace_sroce_rx(sdev, skb->data, skb->len);
 	sroce_stats_inc(sdev, SROCE_STAT_RCVD_PKTS);
 	sroce_stats_add(sdev, SROCE_STAT_RCVD_BYTES, skb->len);
 	if (sroce_bth_qpn(skb->data) == SROCE_QPN_MULTICAST) {
@@ -254,7 +256,9 @@ static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb,
 	}
 	qp = sroce_qp_get(sdev, sroce_bth_qpn(skb->data));
 	if (!qp) {
-		sroce_net_rx_drop(sdev, skb, SROCE_DROP_NO_QP);
+		sroce_drop_count_qpn(sdev, sroce_bth_qpn(skb->data),
+				     SROCE_DROP_NO_QP);
+		kfree_skb(skb);
 		return;
 	}
 	sroce_exec_rx(qp, skb);
@@ -720,6 +724,7 @@ int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 
 	skb_put(skb, SROCE_ICRC_LEN);
 	len = skb->len;
+	trace_sroce_tx(&qp->ibqp, skb->data, len);
 	sroce_net_push_udp(skb, sport);
 	if (av->v4)
 		sroce_net_push_ip4(net, skb, av, dst);

@@ -208,7 +208,7 @@ static void sroce_resp_fatal_at(struct sroce_qp *qp, u32 psn, u8 nak_code,
 		sroce_resp_cqe(qp, recv_status, IB_WC_RECV, 0, 0, 0, false);
 	sroce_resp_nak_at(qp, psn, SROCE_AETH_NAK, nak_code);
 	if (reported)
-		sroce_exec_set_error(qp);
+		sroce_exec_set_error(qp, recv_status);
 	else
 		sroce_exec_set_error_event(qp, sroce_resp_nak_event(nak_code));
 }
@@ -289,7 +289,7 @@ bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 		if (qp->ibqp.qp_type == IB_QPT_RC)
 			sroce_resp_nak(qp, SROCE_AETH_NAK,
 				       SROCE_NAK_REM_OP_ERR);
-		sroce_exec_set_error(qp);
+		sroce_exec_set_error(qp, SROCE_WC_LOC_QP_OP_ERR);
 		return false;
 	}
 	return true;

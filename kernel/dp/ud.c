@@ -119,7 +119,7 @@ void sroce_ud_recv(struct sroce_qp *qp, const struct sk_buff *skb,
 	qp->resp.have_rwqe = false;
 	if (sroce_cq_post(to_sroce_cq(qp->ibqp.recv_cq), &cqe, pkt->bth.se) ||
 	    (status != SROCE_WC_SUCCESS && status != SROCE_WC_LOC_LEN_ERR))
-		sroce_exec_set_error(qp);
+		sroce_exec_set_error(qp, status);
 	else if (status == SROCE_WC_SUCCESS)
 		sroce_qp_stats_inc(qp, SROCE_STAT_RDMA_RECVS);
 }

@@ -35,6 +35,7 @@
 #include "device.h"
 #include "obj/cq.h"
 #include "obj/qp.h"
+#include "obj/trace.h"
 #include "verbs.h"
 
 #define SROCE_CQ_ARM_MASK (SROCE_CQ_ARM_NEXT | SROCE_CQ_ARM_SOLICITED)
@@ -167,6 +168,7 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 	}
 
 	memcpy(sroce_queue_slot(q, cq->producer), cqe, sizeof(*cqe));
+	trace_sroce_cqe(cq, cqe);
 	cq->producer++;
 	sroce_queue_publish_producer(q, cq->producer);
 
