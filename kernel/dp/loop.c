@@ -129,9 +129,14 @@ bool sroce_loop_icrc(void)
 static void sroce_loop_trace(const struct sroce_qp *qp,
 			     const struct sk_buff *skb, bool icrc)
 {
-	const struct udphdr *uh = udp_hdr(skb);
-	const u8 *bth = (const u8 *)(uh + 1);
+	const struct udphdr *uh;
+	const u8 *bth;
 
+	/* The BTH is read only for an enabled event: nothing costs when off. */
+	if (!trace_sroce_loopback_pkt_enabled())
+		return;
+	uh = udp_hdr(skb);
+	bth = (const u8 *)(uh + 1);
 	trace_sroce_loopback_pkt(qp->ibqp.qp_num, sroce_bth_qpn(bth),
 				 sroce_bth_opcode(bth), sroce_bth_psn(bth),
 				 ntohs(uh->len) - sizeof(*uh), icrc);
