@@ -65,17 +65,11 @@ ns_gids_ready() {	# DEV ADDR...
 # Both must exit 0 and print what rdma_tools.sh's _rt_pp_check expects.
 ns_pp() {
 	local name=$1 tool=$2 port=$3 sns=$4 sdev=$5 saddr=$6 cns=$7 cdev=$8
-	local caddr=$9 connect=${10} size=4096 iters=1000 sgid cgid spid rc=0
+	local caddr=$9 connect=${10} size iters sgid cgid spid rc=0
 	local srv=$RT_OUT/$name.server cli=$RT_OUT/$name.client lim=$((120 * SLOW))
 	shift 10
 	local args=("$@")
-	while [ $# -gt 0 ]; do
-		case $1 in
-		-s) size=$2; shift ;;
-		-n) iters=$2; shift ;;
-		esac
-		shift
-	done
+	read -r size iters < <(rt_pp_size_iters "$@")
 	sgid=$(tb_gid_index "$sdev" "$saddr") || { tb_gids "$sdev"; fail "no GID for $saddr on $sdev"; }
 	cgid=$(tb_gid_index "$cdev" "$caddr") || { tb_gids "$cdev"; fail "no GID for $caddr on $cdev"; }
 	echo "server in $sns: $tool -d $sdev -g $sgid -p $port ${args[*]}"

@@ -346,10 +346,10 @@ _rt_pp_check() {
 		}' "$1"
 }
 
-rt_pingpong() {
-	local name=$1 port=$2 size=4096 iters=1000 side st own other out rc=0 pp=${RT_PP:-ibv_rc_pingpong}
-	shift 2
-	local args=("$@")
+# rt_pp_size_iters ARGS...: "SIZE ITERS" of a pingpong tool's arguments,
+# with the tools' defaults (4096 bytes, 1000 iterations)
+rt_pp_size_iters() {
+	local size=4096 iters=1000
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-s) size=$2; shift ;;
@@ -357,6 +357,14 @@ rt_pingpong() {
 		esac
 		shift
 	done
+	echo "$size $iters"
+}
+
+rt_pingpong() {
+	local name=$1 port=$2 size iters side st own other out rc=0 pp=${RT_PP:-ibv_rc_pingpong}
+	shift 2
+	local args=("$@")
+	read -r size iters < <(rt_pp_size_iters "$@")
 	rt_run "$name" "$port" _rt_ready_tcp \
 		-- "$pp" -d "$RT_S_DEV" -g "$RT_S_GID" -p "$port" "${args[@]}" \
 		-- "$pp" -d "$RT_C_DEV" -g "$RT_C_GID" -p "$port" "${args[@]}" "$RT_CONNECT"
