@@ -16,8 +16,8 @@
  *
  * Binding checks (IBTA 10.6.7): the window and the MR belong to the QP's
  * PD, the MR allows binds (IB_ACCESS_MW_BIND) and holds the range, the
- * window grants only remote rights, and remote write or atomic only on an
- * MR with local write.  A failure completes the bind with MW_BIND_ERR.
+ * window grants only remote rights (local write is accepted and ignored),
+ * and remote write or atomic only on an MR with local write.  A failure completes the bind with MW_BIND_ERR.
  *
  * Lifetime and locking:
  *  - The window structure is the driver's own (struct sroce_ibmw, which
@@ -47,6 +47,12 @@ static_assert(offsetof(struct sroce_send_wqe, wr.bind.new_rkey) == 56);
 /* The rights a window can grant. */
 #define SROCE_MW_ACCESS (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_ATOMIC)
+/*
+ * What a bind may ask for: local write too, which a window cannot grant
+ * but which programs written for hardware pass along with the remote
+ * rights (the MR's own flags); like rdma_rxe and hardware, it is ignored.
+ */
+#define SROCE_MW_BIND_ACCESS (SROCE_MW_ACCESS | IB_ACCESS_LOCAL_WRITE)
 
 struct sroce_mw {
 	struct ib_pd *pd;
@@ -252,7 +258,7 @@ static bool sroce_mw_bind_args_ok(const struct sroce_mw *mw,
 		return false;
 	if (sroce_key_index(new_rkey) != sroce_key_index(mw_rkey))
 		return false;
-	return !(access & ~SROCE_MW_ACCESS);
+	return !(access & ~SROCE_MW_BIND_ACCESS);
 }
 
 /* Install a binding to @mr; mw->lock held. */
@@ -296,7 +302,7 @@ static bool sroce_mw_bind_mr(struct sroce_mw *mw, struct sroce_qp *qp,
 			     const struct sroce_send_wqe *wqe)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
-	u32 access = wqe->wr.bind.access;
+	u32 access = wqe->wr.bind.access & SROCE_MW_ACCESS;
 	enum sroce_mr_fault fault;
 	struct sroce_mr *mr;
 	unsigned long flags;

@@ -143,6 +143,25 @@ TEST_P(MwAccess, ZeroLengthBind)
 	EXPECT_TRUE(arena_untouched());
 }
 
+// Programs written for hardware pass IBV_ACCESS_LOCAL_WRITE among a
+// window's rights; the bind succeeds and the window grants what it names.
+TEST_P(MwAccess, LocalWriteAmongRightsIsIgnored)
+{
+	Mw mw = alloc(GetParam());
+	ASSERT_TRUE(mw) << std::strerror(errno);
+	ASSERT_TRUE(bind(mw.get(), mr_.get(), win(), kWinLen,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ));
+	std::memset(arena_.data() + kPage, 0x5d, 32);
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_READ, mw->rkey, win(), lmr_.get(),
+			 local_.addr(), 32, IBV_WC_SUCCESS));
+	EXPECT_TRUE(all_are(local_.data(), 32, 0x5d, "read bytes"));
+	// Local write is no remote right: a WRITE through it is refused.
+	std::memset(arena_.data() + kPage, kSentinel, 32);
+	ASSERT_TRUE(rdma(IBV_WR_RDMA_WRITE, mw->rkey, win(), lmr_.get(),
+			 local_.addr(), 16, IBV_WC_REM_ACCESS_ERR));
+	EXPECT_TRUE(arena_untouched());
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, MwAccess,
 			 ::testing::Values(Type::One, Type::Two),
 			 [](const ::testing::TestParamInfo<Type> &i) {
