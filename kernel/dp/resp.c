@@ -339,14 +339,15 @@ static bool sroce_resp_send(struct sroce_qp *qp, const struct sk_buff *skb,
 
 /*
  * Look up an R_Key (an MR's or a memory window's) for [va, va + len) with
- * the access the request needs.
+ * the access the request needs; *addr is where va lands in the MR, which
+ * the copy takes (a zero-based window's va is an offset into it).
  */
 static struct sroce_mr *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey,
-					u32 access, u64 va, u64 len)
+					u32 access, u64 va, u64 len, u64 *addr)
 {
 	enum sroce_mr_fault fault;
 
-	return sroce_mw_get_rkey(qp, rkey, access, va, len, &fault);
+	return sroce_mw_get_rkey(qp, rkey, access, va, len, addr, &fault);
 }
 
 /*
@@ -368,6 +369,7 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 	const struct sroce_opcode_info *op = pkt->op;
 	u32 len = pkt->payload_len;
 	struct sroce_mr *mr = NULL;
+	u64 addr;
 
 	if ((op->flags & SROCE_OPF_FIRST) &&
 	    !sroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
@@ -381,7 +383,7 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 		if (resp->wr_left) {
 			mr = sroce_resp_rkey(qp, resp->wr_rkey,
 					     IB_ACCESS_REMOTE_WRITE,
-					     resp->wr_va, resp->wr_left);
+					     resp->wr_va, resp->wr_left, &addr);
 			if (!mr) {
 				sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
 						 SROCE_WC_REM_ACCESS_ERR);
@@ -400,7 +402,7 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 	/* Zero-length writes carry no valid R_Key (IBTA 9.4.4). */
 	if (len) {
 		mr = sroce_resp_rkey(qp, resp->wr_rkey, IB_ACCESS_REMOTE_WRITE,
-				     resp->wr_va, len);
+				     resp->wr_va, len, &addr);
 		if (!mr) {
 			sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
 					 SROCE_WC_REM_ACCESS_ERR);
@@ -413,7 +415,7 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 		return false;
 	}
 	if (len && sroce_mr_copy(mr, resp->wr_rkey, IB_ACCESS_REMOTE_WRITE,
-				 resp->wr_va, skb->data + pkt->payload_off,
+				 addr, skb->data + pkt->payload_off,
 				 len, SROCE_MR_TO_MR)) {
 		/* a fast-register MR invalidated since the lookup */
 		sroce_mr_put(mr);
@@ -463,11 +465,12 @@ static int sroce_resp_read_pkt(struct sroce_qp *qp, u32 len, bool first,
 	};
 	struct sroce_mr *mr = NULL;
 	struct sroce_tx tx;
+	u64 addr = 0;
 	int err = 0;
 
 	if (len) {
 		mr = sroce_resp_rkey(qp, resp->rd_rkey, IB_ACCESS_REMOTE_READ,
-				     resp->rd_va, len);
+				     resp->rd_va, len, &addr);
 		if (!mr)
 			return -EACCES;
 	}
@@ -480,7 +483,7 @@ static int sroce_resp_read_pkt(struct sroce_qp *qp, u32 len, bool first,
 		sroce_hdr_aeth_encode(sroce_tx_ext(&tx, SROCE_EXT_AETH), &aeth);
 	/* bytes a failed copy did not write must never reach the wire */
 	if (len && sroce_mr_copy(mr, resp->rd_rkey, IB_ACCESS_REMOTE_READ,
-				 resp->rd_va, tx.payload, len,
+				 addr, tx.payload, len,
 				 SROCE_MR_FROM_MR)) {
 		sroce_tx_abort(&tx);
 		err = -EACCES;
@@ -529,10 +532,11 @@ static bool sroce_resp_read(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	struct sroce_resp *resp = &qp->resp;
 	const struct sroce_reth *reth = &pkt->reth;
 	struct sroce_mr *mr;
+	u64 addr;
 
 	if (reth->dma_len) {
 		mr = sroce_resp_rkey(qp, reth->rkey, IB_ACCESS_REMOTE_READ,
-				     reth->va, reth->dma_len);
+				     reth->va, reth->dma_len, &addr);
 		if (!mr)
 			return false;
 		sroce_mr_put(mr);
@@ -572,20 +576,20 @@ static bool sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	const struct sroce_atomic_eth *ae = &pkt->atomic;
 	struct sroce_atomic_res *res;
 	struct sroce_mr *mr;
-	u64 orig;
+	u64 addr, orig;
 	int err;
 
 	if (!sroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_ATOMIC))
 		return false;
 	mr = sroce_resp_rkey(qp, ae->rkey, IB_ACCESS_REMOTE_ATOMIC, ae->va,
-			     sizeof(u64));
+			     sizeof(u64), &addr);
 	if (!mr) {
 		sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
 				 SROCE_WC_REM_ACCESS_ERR);
 		return false;
 	}
 	spin_lock_bh(&sroce_resp_atomic_lock);
-	err = sroce_mr_atomic(mr, ae->rkey, ae->va,
+	err = sroce_mr_atomic(mr, ae->rkey, addr,
 			      pkt->op->kind == SROCE_KIND_FETCH_ADD,
 			      ae->compare, ae->swap_add, &orig);
 	spin_unlock_bh(&sroce_resp_atomic_lock);

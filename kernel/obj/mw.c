@@ -17,7 +17,10 @@
  * Binding checks (IBTA 10.6.7): the window and the MR belong to the QP's
  * PD, the MR allows binds (IB_ACCESS_MW_BIND) and holds the range, the
  * window grants only remote rights (local write is accepted and ignored),
- * and remote write or atomic only on an MR with local write.  A failure completes the bind with MW_BIND_ERR.
+ * and remote write or atomic only on an MR with local write.  A type 2
+ * window may be zero-based (IB_ZERO_BASED): remote addresses are then
+ * offsets into the window instead of the MR's addresses; a type 1 window
+ * may not (IBTA o10-36.2.2).  A failure completes the bind with MW_BIND_ERR.
  *
  * Lifetime and locking:
  *  - The window structure is the driver's own (struct sroce_ibmw, which
@@ -48,11 +51,13 @@ static_assert(offsetof(struct sroce_send_wqe, wr.bind.new_rkey) == 56);
 #define SROCE_MW_ACCESS (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_ATOMIC)
 /*
- * What a bind may ask for: local write too, which a window cannot grant
- * but which programs written for hardware pass along with the remote
- * rights (the MR's own flags); like rdma_rxe and hardware, it is ignored.
+ * What a bind may ask for: zero-based addressing (type 2 only), and local
+ * write, which a window cannot grant but which programs written for
+ * hardware pass along with the remote rights (the MR's own flags); like
+ * rdma_rxe and hardware, sroce ignores it.
  */
-#define SROCE_MW_BIND_ACCESS (SROCE_MW_ACCESS | IB_ACCESS_LOCAL_WRITE)
+#define SROCE_MW_BIND_ACCESS (SROCE_MW_ACCESS | IB_ZERO_BASED | \
+			      IB_ACCESS_LOCAL_WRITE)
 
 struct sroce_mw {
 	struct ib_pd *pd;
@@ -64,7 +69,7 @@ struct sroce_mw {
 	struct sroce_mr *mr;		/* bound: counted in mr->num_mw */
 	u64 addr;
 	u64 length;
-	u32 access;			/* IB_ACCESS_REMOTE_* */
+	u32 access;			/* IB_ACCESS_REMOTE_*, IB_ZERO_BASED */
 	u64 qp_serial;			/* type 2: QP it was bound through */
 	refcount_t ref;			/* 1 for the index, 1 per lookup */
 	struct completion released;	/* ref reached zero */
@@ -172,10 +177,34 @@ static int sroce_dealloc_mw(struct ib_mw *ibmw)
 	return 0;
 }
 
+/*
+ * Where a window's remote address lands in its MR: the MR address the
+ * window starts at plus the offset, which is the address itself for a
+ * zero-based window.  mw->lock held.  False if [va, va + len) is not all
+ * inside the window.
+ */
+static bool sroce_mw_window_addr(const struct sroce_mw *mw, u64 va, u64 len,
+				 u64 *addr)
+{
+	u64 off = va;
+
+	lockdep_assert_held(&mw->lock);
+	if (!(mw->access & IB_ZERO_BASED)) {
+		if (va < mw->addr)
+			return false;
+		off = va - mw->addr;
+	}
+	if (len > mw->length || off > mw->length - len)
+		return false;
+	*addr = mw->addr + off;
+	return true;
+}
+
 /* sroce_mw_get_rkey() for a window: its checks, then its MR. */
 static struct sroce_mr *sroce_mw_window_mr(struct sroce_mw *mw,
 					   struct sroce_qp *qp, u32 rkey,
 					   u32 access, u64 va, u64 len,
+					   u64 *addr,
 					   enum sroce_mr_fault *fault)
 {
 	struct sroce_mr *mr = NULL;
@@ -189,8 +218,7 @@ static struct sroce_mr *sroce_mw_window_mr(struct sroce_mw *mw,
 		*fault = SROCE_MR_BAD_PD;
 	else if ((mw->access & access) != access)
 		*fault = SROCE_MR_NO_ACCESS;
-	else if (va < mw->addr || len > mw->length ||
-		 va - mw->addr > mw->length - len)
+	else if (!sroce_mw_window_addr(mw, va, len, addr))
 		*fault = SROCE_MR_OUT_OF_BOUNDS;
 	else if (!refcount_inc_not_zero(&mw->mr->ref))
 		*fault = SROCE_MR_BAD_KEY;
@@ -207,16 +235,18 @@ static struct sroce_mr *sroce_mw_window_mr(struct sroce_mw *mw,
  * @qp: the responder's QP: its PD, and its number for type 2 windows
  * @rkey: the R_Key of the request: an MR's or a bound window's
  * @access: IB_ACCESS_REMOTE_* rights the access needs
- * @va: first byte accessed
+ * @va: first byte accessed, as the request names it
  * @len: bytes accessed
+ * @addr: set to the MR address of @va, which the copy functions take: @va
+ *	  itself but for a zero-based window
  * @fault: set to SROCE_MR_OK, or to why the access is refused
  *
  * Callable from any context.  Returns the MR holding [@va, @va + @len), to
- * be released with sroce_mr_put() (the copy functions take MR addresses,
- * which a window's are), or NULL with @fault saying why.
+ * be released with sroce_mr_put(), or NULL with @fault saying why.
  */
 struct sroce_mr *sroce_mw_get_rkey(struct sroce_qp *qp, u32 rkey, u32 access,
-				   u64 va, u64 len, enum sroce_mr_fault *fault)
+				   u64 va, u64 len, u64 *addr,
+				   enum sroce_mr_fault *fault)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	enum sroce_key_kind kind;
@@ -237,14 +267,16 @@ struct sroce_mr *sroce_mw_get_rkey(struct sroce_qp *qp, u32 rkey, u32 access,
 	}
 	rcu_read_unlock();
 
-	if (mr)
+	if (mr) {
+		*addr = va;
 		return sroce_mr_get_ref(mr, rkey, qp->ibqp.pd, access, va, len,
 					fault);
+	}
 	if (!mw) {
 		*fault = SROCE_MR_BAD_KEY;
 		return NULL;
 	}
-	mr = sroce_mw_window_mr(mw, qp, rkey, access, va, len, fault);
+	mr = sroce_mw_window_mr(mw, qp, rkey, access, va, len, addr, fault);
 	sroce_mw_put(mw);
 	return mr;
 }
@@ -257,6 +289,8 @@ static bool sroce_mw_bind_args_ok(const struct sroce_mw *mw,
 	if (mw->pd != qp->ibqp.pd)
 		return false;
 	if (sroce_key_index(new_rkey) != sroce_key_index(mw_rkey))
+		return false;
+	if ((access & IB_ZERO_BASED) && mw->type == IB_MW_TYPE_1)
 		return false;
 	return !(access & ~SROCE_MW_BIND_ACCESS);
 }
@@ -302,7 +336,7 @@ static bool sroce_mw_bind_mr(struct sroce_mw *mw, struct sroce_qp *qp,
 			     const struct sroce_send_wqe *wqe)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
-	u32 access = wqe->wr.bind.access & SROCE_MW_ACCESS;
+	u32 access = wqe->wr.bind.access & ~IB_ACCESS_LOCAL_WRITE;
 	enum sroce_mr_fault fault;
 	struct sroce_mr *mr;
 	unsigned long flags;

@@ -11,7 +11,8 @@
 struct sroce_qp;
 
 struct sroce_mr *sroce_mw_get_rkey(struct sroce_qp *qp, u32 rkey, u32 access,
-				   u64 va, u64 len, enum sroce_mr_fault *fault);
+				   u64 va, u64 len, u64 *addr,
+				   enum sroce_mr_fault *fault);
 enum sroce_wc_status sroce_mw_bind(struct sroce_qp *qp,
 				   const struct sroce_send_wqe *wqe);
 int sroce_mw_invalidate(struct sroce_qp *qp, u32 key, bool remote);

@@ -332,7 +332,7 @@ enum class BadBind {
 	BeforeMr,
 	WriteOnReadOnlyMr,	// remote write needs an MR with local write
 	AtomicOnReadOnlyMr,
-	ZeroBased,		// not supported
+	ZeroBased,		// type 1 only: o10-36.2.2
 	Type2AlreadyBound,
 	Type2OtherPdMr,
 	Type2OtherPdQp,		// the QP's PD is not the window's
@@ -463,7 +463,7 @@ INSTANTIATE_TEST_SUITE_P(
 			    BadBind::WriteOnReadOnlyMr},
 		BadBindCase{"Type2RemoteAtomicOnReadOnlyMr", Type::Two,
 			    BadBind::AtomicOnReadOnlyMr},
-		BadBindCase{"Type2ZeroBased", Type::Two, BadBind::ZeroBased},
+		BadBindCase{"Type1ZeroBased", Type::One, BadBind::ZeroBased},
 		BadBindCase{"Type2AlreadyBound", Type::Two,
 			    BadBind::Type2AlreadyBound},
 		BadBindCase{"Type2OtherPdMr", Type::Two,
