@@ -279,31 +279,58 @@ int get_srq_num(const Objects &o)
 	return ibv_get_srq_num(o.srq, &n);
 }
 
+// The attribute named what, if on: the device advertises the verb.
+std::string if_on(bool on, const char *what) { return on ? what : ""; }
+
 std::string xrc(const ibv_device_attr_ex &a)
 {
-	return a.orig_attr.device_cap_flags & IBV_DEVICE_XRC ? "IBV_DEVICE_XRC" :
-							       "";
+	return if_on(a.orig_attr.device_cap_flags & IBV_DEVICE_XRC,
+		     "IBV_DEVICE_XRC");
 }
 
 std::string rss(const ibv_device_attr_ex &a)
 {
-	return a.rss_caps.max_rwq_indirection_tables ?
-		       "rss_caps.max_rwq_indirection_tables" :
-	       a.max_wq_type_rq ? "max_wq_type_rq" :
-				  "";
+	return if_on(a.rss_caps.max_rwq_indirection_tables || a.max_wq_type_rq,
+		     "rss_caps or max_wq_type_rq");
 }
 
 std::string flow(const ibv_device_attr_ex &a)
 {
-	return a.orig_attr.device_cap_flags &
-				       IBV_DEVICE_MANAGED_FLOW_STEERING ?
-		       "IBV_DEVICE_MANAGED_FLOW_STEERING" :
-		       "";
+	return if_on(a.orig_attr.device_cap_flags &
+			     IBV_DEVICE_MANAGED_FLOW_STEERING,
+		     "IBV_DEVICE_MANAGED_FLOW_STEERING");
 }
 
 std::string clock(const ibv_device_attr_ex &a)
 {
-	return a.completion_timestamp_mask ? "completion_timestamp_mask" : "";
+	return if_on(a.completion_timestamp_mask, "completion_timestamp_mask");
+}
+
+std::string dm(const ibv_device_attr_ex &a)
+{
+	return if_on(a.max_dm_size, "max_dm_size");
+}
+
+std::string moderation(const ibv_device_attr_ex &a)
+{
+	return if_on(a.cq_mod_caps.max_cq_count, "cq_mod_caps");
+}
+
+std::string pacing(const ibv_device_attr_ex &a)
+{
+	return if_on(a.packet_pacing_caps.qp_rate_limit_max,
+		     "packet_pacing_caps");
+}
+
+std::string tag_matching(const ibv_device_attr_ex &a)
+{
+	return if_on(a.tm_caps.max_num_tags, "tm_caps");
+}
+
+std::string odp(const ibv_device_attr_ex &a)
+{
+	return if_on(a.odp_caps.general_caps & IBV_ODP_SUPPORT,
+		     "on-demand paging");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -319,51 +346,16 @@ INSTANTIATE_TEST_SUITE_P(
 		RefusedCase{"RegDmabufMr", never, reg_dmabuf_mr},
 		RefusedCase{"CreateWq", rss, create_wq},
 		RefusedCase{"CreateFlow", flow, create_flow},
-		RefusedCase{"AllocDm",
-			    [](const ibv_device_attr_ex &a) {
-				    return std::string(a.max_dm_size ?
-							       "max_dm_size" :
-							       "");
-			    },
-			    alloc_dm},
+		RefusedCase{"AllocDm", dm, alloc_dm},
 		RefusedCase{"AllocTd", never, alloc_td},
 		RefusedCase{"AllocParentDomain", never, alloc_parent_domain},
 		RefusedCase{"CreateCounters", never, create_counters},
 		RefusedCase{"QueryRtValues", clock, query_rt_values},
 		RefusedCase{"CqWithCompletionTimestamps", clock, timestamp_cq},
-		RefusedCase{"ModifyCqModeration",
-			    [](const ibv_device_attr_ex &a) {
-				    return std::string(
-					    a.cq_mod_caps.max_cq_count ?
-						    "cq_mod_caps" :
-						    "");
-			    },
-			    modify_cq},
-		RefusedCase{"QpRateLimit",
-			    [](const ibv_device_attr_ex &a) {
-				    return std::string(
-					    a.packet_pacing_caps
-							    .qp_rate_limit_max ?
-						    "packet_pacing_caps" :
-						    "");
-			    },
-			    rate_limit},
-		RefusedCase{"SrqTagMatching",
-			    [](const ibv_device_attr_ex &a) {
-				    return std::string(a.tm_caps.max_num_tags ?
-							       "tm_caps" :
-							       "");
-			    },
-			    srq_ops},
-		RefusedCase{"AdviseMr",
-			    [](const ibv_device_attr_ex &a) {
-				    return std::string(
-					    a.odp_caps.general_caps &
-							    IBV_ODP_SUPPORT ?
-						    "on-demand paging" :
-						    "");
-			    },
-			    advise_mr},
+		RefusedCase{"ModifyCqModeration", moderation, modify_cq},
+		RefusedCase{"QpRateLimit", pacing, rate_limit},
+		RefusedCase{"SrqTagMatching", tag_matching, srq_ops},
+		RefusedCase{"AdviseMr", odp, advise_mr},
 		RefusedCase{"SetEce", never, set_ece},
 		RefusedCase{"QueryEce", never, query_ece}),
 	[](const ::testing::TestParamInfo<RefusedCase> &i) {
