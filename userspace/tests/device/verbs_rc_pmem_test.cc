@@ -27,6 +27,15 @@ constexpr uint64_t kDevFlushGlobal = 1ull << 38;
 constexpr uint64_t kDevFlushPersistent = 1ull << 39;
 constexpr uint64_t kDevAtomicWrite = 1ull << 40;
 
+// testing_sroce() goes by the vendor ID, which rdma_rxe shares
+// (0xFFFFFF): the test bed's SROCE_DRIVER says which driver it set up.
+bool sroce_under_test()
+{
+	const char *drv = std::getenv("SROCE_DRIVER");
+
+	return testing_sroce() && !(drv && *drv && std::string(drv) != "sroce");
+}
+
 constexpr uint64_t kWord1 = 0x0123456789abcdefull;
 constexpr uint64_t kWord2 = 0xfedcba9876543210ull;
 
@@ -41,7 +50,7 @@ protected:
 		ASSERT_EQ(ibv_query_device_ex(ctx_.get(), nullptr, &ex), 0);
 		caps_ = ex.device_cap_flags_ex;
 		if (!(caps_ & kDevAtomicWrite)) {
-			ASSERT_FALSE(testing_sroce())
+			ASSERT_FALSE(sroce_under_test())
 				<< "sroce does not announce ATOMIC_WRITE";
 			GTEST_SKIP() << not_sroce("ATOMIC WRITE");
 		}
@@ -88,7 +97,7 @@ protected:
 TEST_F(RcPmem, CapabilitiesAreAnnounced)
 {
 	EXPECT_TRUE(caps_ & kDevAtomicWrite);
-	if (!testing_sroce())
+	if (!sroce_under_test())
 		return;
 	EXPECT_FALSE(caps_ & kDevFlushPersistent)
 		<< "sroce cannot make memory persistent";
@@ -133,9 +142,14 @@ TEST_F(RcPmem, AtomicWritePlacesTheWord)
 }
 
 // Old-style posting: IBV_WR_ATOMIC_WRITE with wr.rdma, the 8 bytes in an
-// SGE or inline; between RDMA WRITEs, in order.
+// SGE or inline; between RDMA WRITEs, in order.  libibverbs documents
+// ATOMIC WRITE for ibv_wr_atomic_write() only; rdma_rxe's provider reads
+// such a WR otherwise (6.12: it completed with REM_ACCESS_ERR).
 TEST_F(RcPmem, AtomicWriteThroughPostSend)
 {
+	if (!sroce_under_test())
+		GTEST_SKIP() << not_sroce("ibv_post_send() of IBV_WR_ATOMIC_WRITE "
+					  "with wr.rdma (sroce's reading)");
 	End a, b;
 	Caps c;
 	c.inline_data = 16;
@@ -160,9 +174,6 @@ TEST_F(RcPmem, AtomicWriteThroughPostSend)
 	ibv_send_wr wr = rdma_wr(3, IBV_WR_RDMA_WRITE, &s[2], 1,
 				 remote.buf.addr(1024), remote.mr->rkey);
 	const int r = post(a.qp.get(), {wr, sgl, in});
-	if (r && !testing_sroce())
-		GTEST_SKIP() << not_sroce("ibv_post_send of IBV_WR_ATOMIC_WRITE")
-			     << " (" << std::strerror(r) << ")";
 	ASSERT_EQ(r, 0) << std::strerror(r);
 	inl = 0;
 	ASSERT_TRUE(completes(a.scq.get(),
@@ -180,7 +191,7 @@ TEST_F(RcPmem, AtomicWriteThroughPostSend)
 // posted (sroce's provider; the IBA leaves it to the implementation).
 TEST_F(RcPmem, AtomicWriteOfAnotherLengthIsRefused)
 {
-	if (!testing_sroce())
+	if (!sroce_under_test())
 		GTEST_SKIP() << not_sroce("refusing ATOMIC WRITEs of 4 bytes at "
 					  "post time");
 	End a, b;
