@@ -85,4 +85,56 @@ static inline void ib_mark_name_assigned_by_user(struct ib_device *ibdev)
 #define sroce_assign_str(dst, src) __assign_str(dst, src)
 #endif
 
+/*
+ * The IBTA 1.5 memory placement extensions, ATOMIC WRITE and FLUSH: ib_core
+ * knows them since 6.2 (6.12 has them, 6.1 not).  Their uverbs values are
+ * ABI and named here for both kernels: work request opcodes (which the
+ * provider writes into SQ slots), completion opcodes, device capability
+ * bits and MR/QP access bits.
+ *
+ * ATOMIC WRITE needs nothing of ib_core: user QPs post into sroce's own
+ * rings and the responder checks remote write access, so it works on both
+ * kernels, and SROCE_DEVICE_PLACEMENT_CAPS announces it on both (6.1's
+ * query_device_ex passes device_cap_flags through to device_cap_flags_ex).
+ *
+ * FLUSH needs the access bit IB_ACCESS_FLUSH_GLOBAL on the target MR (and
+ * QP), which 6.1's ib_uverbs refuses in reg_mr (bits it does not know):
+ * there no region can grant a FLUSH, a FLUSH request is refused with a
+ * remote access error, and FLUSH_GLOBAL is not announced.  FLUSH_PERSISTENT
+ * is announced by neither kernel, so ib_core refuses the access bit on 6.12
+ * (see kernel/dp/resp.c for why).
+ */
+#define SROCE_UVERBS_WR_FLUSH		14
+#define SROCE_UVERBS_WR_ATOMIC_WRITE	15
+#define SROCE_UVERBS_WC_FLUSH		8
+#define SROCE_UVERBS_WC_ATOMIC_WRITE	9
+#define SROCE_DEVICE_FLUSH_GLOBAL	BIT_ULL(38)
+#define SROCE_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
+#define SROCE_ACCESS_FLUSH_GLOBAL	(1 << 8)
+#define SROCE_ACCESS_FLUSH_PERSISTENT	(1 << 9)
+
+/* Where ib_core names them, the values must agree (used by verbs.c). */
+#ifdef SROCE_HAVE_MEM_PLACEMENT
+#define SROCE_CHECK_PLACEMENT_ABI() do {				\
+	BUILD_BUG_ON(SROCE_UVERBS_WR_FLUSH != IB_UVERBS_WR_FLUSH);	\
+	BUILD_BUG_ON(SROCE_UVERBS_WR_ATOMIC_WRITE !=			\
+		     IB_UVERBS_WR_ATOMIC_WRITE);			\
+	BUILD_BUG_ON(SROCE_UVERBS_WC_FLUSH != IB_UVERBS_WC_FLUSH);	\
+	BUILD_BUG_ON(SROCE_UVERBS_WC_ATOMIC_WRITE !=			\
+		     IB_UVERBS_WC_ATOMIC_WRITE);			\
+	BUILD_BUG_ON(SROCE_DEVICE_FLUSH_GLOBAL != IB_DEVICE_FLUSH_GLOBAL); \
+	BUILD_BUG_ON(SROCE_DEVICE_ATOMIC_WRITE != IB_DEVICE_ATOMIC_WRITE); \
+	BUILD_BUG_ON(SROCE_ACCESS_FLUSH_GLOBAL != IB_ACCESS_FLUSH_GLOBAL); \
+	BUILD_BUG_ON(SROCE_ACCESS_FLUSH_PERSISTENT !=			\
+		     IB_ACCESS_FLUSH_PERSISTENT);			\
+} while (0)
+#define SROCE_DEVICE_PLACEMENT_CAPS	(SROCE_DEVICE_ATOMIC_WRITE | \
+					 SROCE_DEVICE_FLUSH_GLOBAL)
+#define SROCE_ACCESS_PLACEMENT		SROCE_ACCESS_FLUSH_GLOBAL
+#else
+#define SROCE_CHECK_PLACEMENT_ABI() do { } while (0)
+#define SROCE_DEVICE_PLACEMENT_CAPS	SROCE_DEVICE_ATOMIC_WRITE
+#define SROCE_ACCESS_PLACEMENT		0
+#endif
+
 #endif /* SROCE_COMPAT_H */

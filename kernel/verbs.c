@@ -68,7 +68,9 @@ static int sroce_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 SROCE_DEVICE_PLACEMENT_CAPS;
+	SROCE_CHECK_PLACEMENT_ABI();
 	/* Lets "rdma link delete" remove the device. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;

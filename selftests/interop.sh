@@ -24,6 +24,7 @@
 . "$(dirname "$0")/lib/rdma_tools.sh"
 . "$(dirname "$0")/lib/netem.sh"
 . "$(dirname "$0")/lib/rc_retry.sh"
+. "$(dirname "$0")/lib/pmem.sh"
 . "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
@@ -237,6 +238,10 @@ t_netem_loss() {
 # (selftests/lib/rc_retry.sh).
 t_netem_retry_exhausted() { retry_exhausted_case "$(port_of 26)"; }
 
+# ATOMIC WRITE from guest b into guest a, and a misaligned one refused
+# (selftests/lib/pmem.sh).
+t_atomic_write() { atomic_write_case "$(port_of 27)"; }
+
 # Arguments name a subset of the cases (the first one is always run).
 CASES=(
 	t_gids_and_wire
@@ -262,6 +267,7 @@ CASES=(
 	t_rping_ipv6
 	t_netem_loss
 	t_netem_retry_exhausted
+	t_atomic_write
 	t_wire_decodes_as_roce_v2
 )
 if [ $# -gt 0 ]; then

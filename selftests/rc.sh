@@ -19,6 +19,7 @@
 . "$(dirname "$0")/lib/rdma_tools.sh"
 . "$(dirname "$0")/lib/netem.sh"
 . "$(dirname "$0")/lib/rc_retry.sh"
+. "$(dirname "$0")/lib/pmem.sh"
 . "$(dirname "$0")/lib/teardown.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
@@ -139,6 +140,10 @@ t_netem_corrupt()	{ netem_case 33 corrupt 1%; }
 # selftests/lib/rc_retry.sh
 t_netem_retry_exhausted() { retry_exhausted_case "$(port_of 34)"; }
 
+# ATOMIC WRITE from guest b into guest a, and a misaligned one refused
+# (selftests/lib/pmem.sh).
+t_atomic_write() { atomic_write_case "$(port_of 35)"; }
+
 # Arguments name a subset of the cases (the first one is always run).
 CASES=(
 	t_gids_and_wire
@@ -170,6 +175,7 @@ CASES=(
 	t_netem_duplicate
 	t_netem_corrupt
 	t_netem_retry_exhausted
+	t_atomic_write
 )
 if [ $# -gt 0 ]; then
 	ktap_main t_gids_and_wire "$@" t_teardown_clean

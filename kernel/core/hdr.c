@@ -83,6 +83,25 @@ void sroce_hdr_deth_encode(u8 *p, const struct sroce_deth *deth)
 	sroce_wire_put24(p + 5, deth->src_qp);
 }
 
+/* FETH: reserved (26) | selectivity level (2) | placement type (4). */
+void sroce_hdr_feth_decode(struct sroce_feth *feth, const u8 *p)
+{
+	u32 w = sroce_wire_get32(p);
+
+	feth->plt = (u8)(w & SROCE_FETH_PLT_MASK);
+	feth->sel = (u8)((w & SROCE_FETH_SEL_MASK) >> SROCE_FETH_SEL_SHIFT);
+	feth->resv = w & ~(SROCE_FETH_PLT_MASK | SROCE_FETH_SEL_MASK);
+}
+
+void sroce_hdr_feth_encode(u8 *p, const struct sroce_feth *feth)
+{
+	u32 w = feth->resv & ~(SROCE_FETH_PLT_MASK | SROCE_FETH_SEL_MASK);
+
+	w |= feth->plt & SROCE_FETH_PLT_MASK;
+	w |= ((u32)feth->sel << SROCE_FETH_SEL_SHIFT) & SROCE_FETH_SEL_MASK;
+	sroce_wire_put32(p, w);
+}
+
 /* AtomicETH: VA (64) | R_Key (32) | Swap/Add Data (64) | Compare Data (64). */
 void sroce_hdr_atomic_eth_decode(struct sroce_atomic_eth *ae, const u8 *p)
 {

@@ -26,6 +26,7 @@
 #define SROCE_RETH_LEN		16
 #define SROCE_AETH_LEN		4
 #define SROCE_DETH_LEN		8
+#define SROCE_FETH_LEN		4
 #define SROCE_IMMDT_LEN		4
 #define SROCE_IETH_LEN		4
 #define SROCE_ATOMIC_ETH_LEN	28
@@ -33,6 +34,8 @@
 /* A RoCE v2 CNP carries 16 reserved bytes after its BTH (IBTA A17.9.3). */
 #define SROCE_CNP_RSVD_LEN	16
 #define SROCE_ICRC_LEN		4
+/* The payload of an ATOMIC WRITE: one aligned 64-bit word (IBTA A19.5). */
+#define SROCE_ATOMIC_WRITE_LEN	8
 
 /* UDP destination port of RoCE v2 (IANA; IBTA Annex A17). */
 #define SROCE_ROCE_V2_UDP_PORT	4791
@@ -104,6 +107,29 @@ struct sroce_deth {
 	u32 src_qp;		/* 24 bits */
 };
 
+/*
+ * FLUSH Extended Transport Header (IBTA A19.4.1): one big-endian word whose
+ * bits 3:0 are the placement type (a set of SROCE_FLUSH_GLOBAL and
+ * SROCE_FLUSH_PERSISTENT, the values of ib_core's enum ib_placement_type)
+ * and bits 5:4 the selectivity level (SROCE_FLUSH_RANGE: the RETH's range;
+ * SROCE_FLUSH_MR: the whole region the R_Key names).  The other bits are
+ * reserved.
+ */
+#define SROCE_FETH_PLT_MASK	0x0000000fu
+#define SROCE_FETH_SEL_MASK	0x00000030u
+#define SROCE_FETH_SEL_SHIFT	4
+
+#define SROCE_FLUSH_GLOBAL	0x1
+#define SROCE_FLUSH_PERSISTENT	0x2
+#define SROCE_FLUSH_RANGE	0
+#define SROCE_FLUSH_MR		1
+
+struct sroce_feth {
+	u8 plt;			/* placement type, 4 bits */
+	u8 sel;			/* selectivity level, 2 bits */
+	u32 resv;		/* the reserved bits, in place */
+};
+
 /* Atomic Extended Transport Header: CMP_SWAP and FETCH_ADD. */
 struct sroce_atomic_eth {
 	u64 va;
@@ -147,6 +173,8 @@ void sroce_hdr_aeth_decode(struct sroce_aeth *aeth, const u8 *p);
 void sroce_hdr_aeth_encode(u8 *p, const struct sroce_aeth *aeth);
 void sroce_hdr_deth_decode(struct sroce_deth *deth, const u8 *p);
 void sroce_hdr_deth_encode(u8 *p, const struct sroce_deth *deth);
+void sroce_hdr_feth_decode(struct sroce_feth *feth, const u8 *p);
+void sroce_hdr_feth_encode(u8 *p, const struct sroce_feth *feth);
 void sroce_hdr_atomic_eth_decode(struct sroce_atomic_eth *ae, const u8 *p);
 void sroce_hdr_atomic_eth_encode(u8 *p, const struct sroce_atomic_eth *ae);
 

@@ -14,7 +14,8 @@
 
 /* Offset at which each header starts if present, from the BTH. */
 #define AT_DETH(h)	SROCE_BTH_LEN
-#define AT_RETH(h)	(AT_DETH(h) + HLEN(h, DETH, SROCE_DETH_LEN))
+#define AT_FETH(h)	(AT_DETH(h) + HLEN(h, DETH, SROCE_DETH_LEN))
+#define AT_RETH(h)	(AT_FETH(h) + HLEN(h, FETH, SROCE_FETH_LEN))
 #define AT_ATOMIC(h)	(AT_RETH(h) + HLEN(h, RETH, SROCE_RETH_LEN))
 #define AT_AETH(h)	(AT_ATOMIC(h) + \
 			 HLEN(h, ATOMIC_ETH, SROCE_ATOMIC_ETH_LEN))
@@ -39,6 +40,7 @@
 		.hdr_len = AT_END(h),					\
 		.off = {						\
 			[SROCE_EXT_DETH] = OFF(h, DETH, AT_DETH),	\
+			[SROCE_EXT_FETH] = OFF(h, FETH, AT_FETH),	\
 			[SROCE_EXT_RETH] = OFF(h, RETH, AT_RETH),	\
 			[SROCE_EXT_ATOMIC_ETH] =			\
 				OFF(h, ATOMIC_ETH, AT_ATOMIC),		\
@@ -109,6 +111,15 @@ static const struct sroce_opcode_info sroce_opcode_table[256] = {
 	   REQ | ONLY),
 	OP(RC_FETCH_ADD, RC, FETCH_ADD, ATOMIC_ACK, SROCE_HDR_ATOMIC_ETH,
 	   REQ | ONLY),
+	/*
+	 * IBTA 1.5 memory placement extensions (Annex A19), one packet each,
+	 * answered by an RDMA READ response ONLY without payload.  FLUSH
+	 * carries no payload; ATOMIC WRITE exactly 8 bytes (sroce_pkt_parse()).
+	 */
+	OP(RC_FLUSH, RC, FLUSH, READ_RESP, SROCE_HDR_FETH | H_RETH,
+	   REQ | ONLY),
+	OP(RC_ATOMIC_WRITE, RC, ATOMIC_WRITE, READ_RESP, H_RETH,
+	   REQ | PL | ONLY),
 
 	SEND_WRITE_ROWS(UC, NONE),
 

@@ -7,10 +7,11 @@
  * which reply the responder owes.
  *
  * An opcode is 3 bits of transport (7:5) and 5 bits of operation (4:0).  RC,
- * UC and UD opcodes and the RoCE v2 CNP are known; RD and XRC opcodes, the
- * IBTA 1.5 memory placement extensions (FLUSH, ATOMIC WRITE), the
- * manufacturer-specific range and every reserved value are unknown:
- * sroce_opcode_lookup() returns NULL for them and the receive path drops them.
+ * UC and UD opcodes, the RC memory placement extensions of IBTA 1.5 (FLUSH
+ * and ATOMIC WRITE, Annex A19) and the RoCE v2 CNP are known; RD and XRC
+ * opcodes, the manufacturer-specific range and every reserved value are
+ * unknown: sroce_opcode_lookup() returns NULL for them and the receive path
+ * drops them.
  */
 #ifndef SROCE_CORE_OPCODE_H
 #define SROCE_CORE_OPCODE_H
@@ -54,6 +55,8 @@ enum sroce_opcode {
 	SROCE_OP_RC_FETCH_ADD = 0x14,
 	SROCE_OP_RC_SEND_LAST_INV = 0x16,
 	SROCE_OP_RC_SEND_ONLY_INV = 0x17,
+	SROCE_OP_RC_FLUSH = 0x1c,
+	SROCE_OP_RC_ATOMIC_WRITE = 0x1d,
 
 	SROCE_OP_UC_SEND_FIRST = 0x20,
 	SROCE_OP_UC_SEND_MIDDLE = 0x21,
@@ -85,12 +88,16 @@ enum sroce_op_kind {
 	SROCE_KIND_CMP_SWAP,
 	SROCE_KIND_FETCH_ADD,
 	SROCE_KIND_CNP,
+	SROCE_KIND_FLUSH,
+	SROCE_KIND_ATOMIC_WRITE,
 };
 
 /*
  * The reply an RC responder owes for a request packet: an ACK (which may be
  * coalesced with later ones), read response packets, or an atomic ACK.  UC,
- * UD, responses and CNPs are never answered.
+ * UD, responses and CNPs are never answered.  FLUSH and ATOMIC WRITE are
+ * answered like an RDMA READ, with one RDMA READ response ONLY packet
+ * without payload (IBTA A19; rdma_rxe does the same).
  */
 enum sroce_op_reply {
 	SROCE_REPLY_NONE,
@@ -102,11 +109,13 @@ enum sroce_op_reply {
 /*
  * Extension headers, in the order they follow the BTH on the wire (IBTA
  * 9.2: DETH, then RETH or AtomicETH, then ImmDt or IETH; responses AETH then
- * AtomicAckETH).  No known opcode carries two headers out of this order, so
- * the offsets of the table follow from the set of headers alone.
+ * AtomicAckETH; FLUSH: FETH, then RETH).  No known opcode carries two
+ * headers out of this order, so the offsets of the table follow from the
+ * set of headers alone.
  */
 enum sroce_ext {
 	SROCE_EXT_DETH,
+	SROCE_EXT_FETH,
 	SROCE_EXT_RETH,
 	SROCE_EXT_ATOMIC_ETH,
 	SROCE_EXT_AETH,
@@ -119,6 +128,7 @@ enum sroce_ext {
 
 #define SROCE_HDR(ext)		(1u << (ext))
 #define SROCE_HDR_DETH		SROCE_HDR(SROCE_EXT_DETH)
+#define SROCE_HDR_FETH		SROCE_HDR(SROCE_EXT_FETH)
 #define SROCE_HDR_RETH		SROCE_HDR(SROCE_EXT_RETH)
 #define SROCE_HDR_ATOMIC_ETH	SROCE_HDR(SROCE_EXT_ATOMIC_ETH)
 #define SROCE_HDR_AETH		SROCE_HDR(SROCE_EXT_AETH)

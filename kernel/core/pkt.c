@@ -33,6 +33,7 @@ static const char *const sroce_drop_names[SROCE_DROP_NR] = {
 	[SROCE_DROP_BAD_PAYLOAD_LEN] = "bad_payload_len",
 	[SROCE_DROP_BAD_DMA_LEN] = "bad_dma_len",
 	[SROCE_DROP_MISALIGNED_ATOMIC] = "misaligned_atomic",
+	[SROCE_DROP_BAD_FETH] = "bad_feth",
 };
 
 const char *sroce_pkt_drop_name(enum sroce_drop reason)
@@ -88,6 +89,8 @@ static void sroce_pkt_decode_ext(const u8 *buf, struct sroce_pkt *pkt)
 
 	if (op->hdrs & SROCE_HDR_DETH)
 		sroce_hdr_deth_decode(&pkt->deth, buf + off[SROCE_EXT_DETH]);
+	if (op->hdrs & SROCE_HDR_FETH)
+		sroce_hdr_feth_decode(&pkt->feth, buf + off[SROCE_EXT_FETH]);
 	if (op->hdrs & SROCE_HDR_RETH)
 		sroce_hdr_reth_decode(&pkt->reth, buf + off[SROCE_EXT_RETH]);
 	if (op->hdrs & SROCE_HDR_ATOMIC_ETH)
@@ -116,6 +119,38 @@ static bool sroce_pkt_syndrome_ok(const struct sroce_pkt *pkt)
 	if (kind == SROCE_AETH_RESERVED)
 		return false;
 	return pkt->op->kind == SROCE_KIND_ACK || kind == SROCE_AETH_ACK;
+}
+
+/*
+ * ATOMIC WRITE (IBTA A19.5): one 8-byte word, its RETH naming exactly it,
+ * at an 8-byte aligned address.
+ */
+static enum sroce_drop
+sroce_pkt_check_atomic_write(const struct sroce_pkt *pkt)
+{
+	if (pkt->reth.dma_len != SROCE_ATOMIC_WRITE_LEN ||
+	    pkt->payload_len != SROCE_ATOMIC_WRITE_LEN)
+		return SROCE_DROP_BAD_DMA_LEN;
+	if (pkt->reth.va & (SROCE_ATOMIC_WRITE_LEN - 1))
+		return SROCE_DROP_MISALIGNED_ATOMIC;
+	return SROCE_DROP_NONE;
+}
+
+/*
+ * FLUSH (IBTA A19.4): a placement type of at least one known bit and
+ * nothing else, a defined selectivity level (range or region).  The RETH's
+ * length may be 0 (nothing to flush in a range) and is ignored for a
+ * whole-region flush.
+ */
+static enum sroce_drop sroce_pkt_check_flush(const struct sroce_pkt *pkt)
+{
+	const u8 known = SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT;
+
+	if (!pkt->feth.plt || (pkt->feth.plt & ~known))
+		return SROCE_DROP_BAD_FETH;
+	if (pkt->feth.sel != SROCE_FLUSH_RANGE && pkt->feth.sel != SROCE_FLUSH_MR)
+		return SROCE_DROP_BAD_FETH;
+	return SROCE_DROP_NONE;
 }
 
 /*
@@ -154,6 +189,10 @@ static enum sroce_drop sroce_pkt_check_request(const struct sroce_pkt *pkt)
 	}
 	if ((op->hdrs & SROCE_HDR_ATOMIC_ETH) && (pkt->atomic.va & 7))
 		return SROCE_DROP_MISALIGNED_ATOMIC;
+	if (op->kind == SROCE_KIND_ATOMIC_WRITE)
+		return sroce_pkt_check_atomic_write(pkt);
+	if (op->kind == SROCE_KIND_FLUSH)
+		return sroce_pkt_check_flush(pkt);
 	return SROCE_DROP_NONE;
 }
 

@@ -57,6 +57,7 @@ enum sroce_drop {
 	SROCE_DROP_BAD_PAYLOAD_LEN,	/* first/middle not a PMTU, or > 4096 */
 	SROCE_DROP_BAD_DMA_LEN,		/* RETH length impossible */
 	SROCE_DROP_MISALIGNED_ATOMIC,	/* atomic VA not 8-byte aligned */
+	SROCE_DROP_BAD_FETH,		/* FLUSH placement/selectivity invalid */
 	SROCE_DROP_NR,
 };
 
@@ -68,6 +69,7 @@ struct sroce_pkt {
 	struct sroce_reth reth;
 	struct sroce_aeth aeth;
 	struct sroce_deth deth;
+	struct sroce_feth feth;
 	struct sroce_atomic_eth atomic;
 	u64 atomic_orig;	/* AtomicAckETH: original remote data */
 	u32 imm;		/* ImmDt, host value of the big-endian field */

@@ -34,6 +34,12 @@ static const struct sroce_rc_msg_ops sroce_rc_msg_ops[SROCE_RC_MSG_NR] = {
 	[SROCE_RC_MSG_FETCH_ADD] = {
 		SROCE_OP_RC_FETCH_ADD, SROCE_OP_RC_FETCH_ADD,
 		SROCE_OP_RC_FETCH_ADD, SROCE_OP_RC_FETCH_ADD },
+	[SROCE_RC_MSG_FLUSH] = {
+		SROCE_OP_RC_FLUSH, SROCE_OP_RC_FLUSH,
+		SROCE_OP_RC_FLUSH, SROCE_OP_RC_FLUSH },
+	[SROCE_RC_MSG_ATOMIC_WRITE] = {
+		SROCE_OP_RC_ATOMIC_WRITE, SROCE_OP_RC_ATOMIC_WRITE,
+		SROCE_OP_RC_ATOMIC_WRITE, SROCE_OP_RC_ATOMIC_WRITE },
 };
 
 u8 sroce_rc_req_opcode(enum sroce_rc_msg msg, bool first, bool last)

@@ -53,13 +53,15 @@ enum sroce_rc_msg {
 	SROCE_RC_MSG_READ,
 	SROCE_RC_MSG_CMP_SWAP,
 	SROCE_RC_MSG_FETCH_ADD,
+	SROCE_RC_MSG_FLUSH,
+	SROCE_RC_MSG_ATOMIC_WRITE,
 	SROCE_RC_MSG_NR,
 };
 
 /*
  * Opcode of one request packet of a message: first and last say where the
- * packet sits (both for a single-packet message).  READ and the atomics are
- * always a single request packet.  Returns 0xff for an invalid msg.
+ * packet sits (both for a single-packet message).  READ, the atomics,
+ * FLUSH and ATOMIC WRITE are always a single request packet.  Returns 0xff for an invalid msg.
  */
 u8 sroce_rc_req_opcode(enum sroce_rc_msg msg, bool first, bool last);
 

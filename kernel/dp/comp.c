@@ -331,6 +331,25 @@ static void sroce_comp_stale_response(struct sroce_qp *qp, u32 psn)
 		sroce_req_arm_timer(qp);
 }
 
+/*
+ * The answer to an ATOMIC WRITE or a FLUSH: a READ response ONLY without
+ * payload (IBTA A19), which completes it.
+ */
+static void sroce_comp_placement_resp(struct sroce_qp *qp,
+				      const struct sroce_pkt *pkt, u32 idx)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (pkt->bth.opcode != SROCE_OP_RC_READ_RESPONSE_ONLY ||
+	    pkt->payload_len) {
+		sroce_comp_fail(qp, idx, SROCE_WC_BAD_RESP_ERR);
+		return;
+	}
+	req->una = sroce_psn_add(pkt->bth.psn, 1);
+	sroce_comp_progress(qp);
+	sroce_comp_retire(qp);
+}
+
 static void sroce_comp_read_resp(struct sroce_qp *qp,
 				 const struct sk_buff *skb,
 				 const struct sroce_pkt *pkt)
@@ -343,6 +362,11 @@ static void sroce_comp_read_resp(struct sroce_qp *qp,
 	u64 off;
 
 	w = sroce_comp_response_wqe(qp, psn, &idx);
+	if (w && (w->msg == SROCE_RC_MSG_ATOMIC_WRITE ||
+		  w->msg == SROCE_RC_MSG_FLUSH)) {
+		sroce_comp_placement_resp(qp, pkt, idx);
+		return;
+	}
 	if (!w || w->msg != SROCE_RC_MSG_READ) {
 		sroce_comp_stale_response(qp, psn);
 		return;
@@ -379,7 +403,8 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp,
 	u32 idx;
 
 	w = sroce_comp_response_wqe(qp, pkt->bth.psn, &idx);
-	if (!w || w->msg == SROCE_RC_MSG_READ) {
+	if (!w || (w->msg != SROCE_RC_MSG_CMP_SWAP &&
+		   w->msg != SROCE_RC_MSG_FETCH_ADD)) {
 		sroce_qp_drop(qp, SROCE_DROP_STALE);
 		return;
 	}

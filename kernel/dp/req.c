@@ -53,8 +53,11 @@ struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 idx)
 
 bool sroce_req_is_rd_atomic(const struct sroce_swqe *w)
 {
+	/* FLUSH and ATOMIC WRITE are answered like a READ (IBTA A19) */
 	return w->msg == SROCE_RC_MSG_READ || w->msg == SROCE_RC_MSG_CMP_SWAP ||
-	       w->msg == SROCE_RC_MSG_FETCH_ADD;
+	       w->msg == SROCE_RC_MSG_FETCH_ADD ||
+	       w->msg == SROCE_RC_MSG_FLUSH ||
+	       w->msg == SROCE_RC_MSG_ATOMIC_WRITE;
 }
 
 static void sroce_req_retrans_timer(struct timer_list *t)
@@ -272,6 +275,12 @@ static int sroce_req_msg(u32 opcode, u8 *wc_opcode)
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		*wc_opcode = IB_UVERBS_WC_FETCH_ADD;
 		return SROCE_RC_MSG_FETCH_ADD;
+	case SROCE_UVERBS_WR_FLUSH:
+		*wc_opcode = SROCE_UVERBS_WC_FLUSH;
+		return SROCE_RC_MSG_FLUSH;
+	case SROCE_UVERBS_WR_ATOMIC_WRITE:
+		*wc_opcode = SROCE_UVERBS_WC_ATOMIC_WRITE;
+		return SROCE_RC_MSG_ATOMIC_WRITE;
 	default:
 		*wc_opcode = IB_UVERBS_WC_SEND;
 		return -1;
@@ -298,13 +307,20 @@ static enum sroce_wc_status sroce_req_check(struct sroce_qp *qp,
 	    sroce_req_opcode(sroce_qp_transport(qp), msg, true, true) == 0xff)
 		return SROCE_WC_LOC_QP_OP_ERR;
 	w->msg = msg;
+	/* FLUSH has no payload: its length is the RETH's */
+	if (msg == SROCE_RC_MSG_FLUSH) {
+		w->length = 0;
+		return wqe->num_sge || (wqe->send_flags & IB_SEND_INLINE) ?
+		       SROCE_WC_LOC_QP_OP_ERR : SROCE_WC_SUCCESS;
+	}
 	if (wqe->send_flags & IB_SEND_INLINE) {
-		if (msg > SROCE_RC_MSG_WRITE_IMM ||
+		if ((msg > SROCE_RC_MSG_WRITE_IMM &&
+		     msg != SROCE_RC_MSG_ATOMIC_WRITE) ||
 		    wqe->inline_len > qp->cap.max_inline_data ||
 		    wqe->inline_len > room)
 			return SROCE_WC_LOC_QP_OP_ERR;
 		w->length = wqe->inline_len;
-		return SROCE_WC_SUCCESS;
+		goto check_len;
 	}
 	if (wqe->num_sge > qp->cap.max_send_sge ||
 	    wqe->num_sge * sizeof(struct sroce_sge) > room)
@@ -313,8 +329,10 @@ static enum sroce_wc_status sroce_req_check(struct sroce_qp *qp,
 				     wqe->num_sge, &overflow);
 	if (overflow)
 		return SROCE_WC_LOC_LEN_ERR;
-	if ((msg == SROCE_RC_MSG_CMP_SWAP || msg == SROCE_RC_MSG_FETCH_ADD) &&
-	    w->length != sizeof(u64))
+check_len:
+	/* an atomic's SGE holds the original value, an ATOMIC WRITE's data */
+	if ((msg == SROCE_RC_MSG_CMP_SWAP || msg == SROCE_RC_MSG_FETCH_ADD ||
+	     msg == SROCE_RC_MSG_ATOMIC_WRITE) && w->length != sizeof(u64))
 		return SROCE_WC_LOC_LEN_ERR;
 	return SROCE_WC_SUCCESS;
 }
@@ -458,6 +476,24 @@ static void sroce_req_put_atomic(struct sroce_tx *tx,
 	sroce_hdr_atomic_eth_encode(sroce_tx_ext(tx, SROCE_EXT_ATOMIC_ETH), &ae);
 }
 
+/* FLUSH: FETH and RETH from the WQE's flush fields. */
+static void sroce_req_put_flush(struct sroce_tx *tx,
+				const struct sroce_send_wqe *wqe)
+{
+	struct sroce_feth feth = {
+		.plt = wqe->wr.flush.type,
+		.sel = wqe->wr.flush.level,
+	};
+	struct sroce_reth reth = {
+		.va = wqe->wr.flush.remote_addr,
+		.rkey = wqe->wr.flush.rkey,
+		.dma_len = wqe->wr.flush.length,
+	};
+
+	sroce_hdr_feth_encode(sroce_tx_ext(tx, SROCE_EXT_FETH), &feth);
+	sroce_hdr_reth_encode(sroce_tx_ext(tx, SROCE_EXT_RETH), &reth);
+}
+
 /* Payload bytes of the next packet and whether it ends the message. */
 static u32 sroce_req_seg(struct sroce_qp *qp, struct sroce_swqe *w,
 			 bool *last)
@@ -465,6 +501,11 @@ static u32 sroce_req_seg(struct sroce_qp *qp, struct sroce_swqe *w,
 	u64 left = w->length - qp->req.cur_off;
 	u32 len;
 
+	/* the one answered request that carries a payload: its 8 bytes */
+	if (w->msg == SROCE_RC_MSG_ATOMIC_WRITE) {
+		*last = true;
+		return w->length;
+	}
 	if (sroce_req_is_rd_atomic(w)) {
 		*last = true;
 		return 0;
@@ -504,7 +545,9 @@ static enum sroce_wc_status sroce_req_fill(struct sroce_qp *qp,
 
 	if (tx->op->hdrs & SROCE_HDR_DETH)
 		sroce_req_put_deth(qp, tx, wqe);
-	if (tx->op->hdrs & SROCE_HDR_RETH)
+	if (tx->op->hdrs & SROCE_HDR_FETH)
+		sroce_req_put_flush(tx, wqe);
+	else if (tx->op->hdrs & SROCE_HDR_RETH)
 		sroce_req_put_reth(tx, wqe, off,
 				   w->msg == SROCE_RC_MSG_READ ?
 				   w->length - off : w->length);

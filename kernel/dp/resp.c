@@ -16,6 +16,9 @@
  *  - atomics run under one device-wide lock (IB_ATOMIC_HCA) and their
  *    results are kept for duplicates, which get the saved answer instead of
  *    being executed twice;
+ *  - ATOMIC WRITE and FLUSH (IBTA 1.5, Annex A19) are answered by an RDMA
+ *    READ response ONLY without payload, as rdma_rxe answers and expects;
+ *    a duplicate gets that answer again without being executed again;
  *  - an R_Key is an MR's or a bound memory window's (kernel/mw.c); a
  *    SEND_WITH_INV invalidates the one its IETH names when the message
  *    completes.
@@ -590,7 +593,8 @@ static bool sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	}
 	spin_lock_bh(&sroce_resp_atomic_lock);
 	err = sroce_mr_atomic(mr, ae->rkey, addr,
-			      pkt->op->kind == SROCE_KIND_FETCH_ADD,
+			      pkt->op->kind == SROCE_KIND_FETCH_ADD ?
+			      SROCE_MR_FETCH_ADD : SROCE_MR_CMP_SWAP,
 			      ae->compare, ae->swap_add, &orig);
 	spin_unlock_bh(&sroce_resp_atomic_lock);
 	sroce_mr_put(mr);
@@ -610,6 +614,155 @@ static bool sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	res->orig = orig;
 	res->valid = true;
 	sroce_resp_atomic_ack(qp, pkt->bth.psn, orig);
+	return true;
+}
+
+/*
+ * The answer to an ATOMIC WRITE or a FLUSH at psn: an RDMA READ response
+ * ONLY without payload, which also acknowledges everything before it.  A
+ * lost one is recovered like any response: the requester sends the request
+ * again and gets the answer of a duplicate.
+ */
+static void sroce_resp_empty_read_resp(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_aeth aeth = {
+		.syndrome = sroce_resp_ack_syndrome(),
+		.msn = qp->resp.msn,
+	};
+	struct sroce_tx tx;
+
+	qp->resp.ack_pending = false;
+	if (sroce_tx_start(qp, &tx, SROCE_OP_RC_READ_RESPONSE_ONLY, psn, 0,
+			   false, false))
+		return;
+	sroce_hdr_aeth_encode(sroce_tx_ext(&tx, SROCE_EXT_AETH), &aeth);
+	sroce_tx_send(qp, &tx);
+}
+
+/*
+ * ATOMIC WRITE (IBTA A19.5): the QP and the region must allow remote
+ * writes (as for rdma_rxe; remote atomic access is not asked for), the
+ * word is 8-byte aligned (sroce_pkt_parse() refused anything else as an
+ * invalid request, and sroce_mr_atomic() checks the memory's own
+ * alignment) and is stored in one piece, under the lock the other atomics
+ * take, after every earlier request of the QP was placed.
+ */
+static bool sroce_resp_atomic_write(struct sroce_qp *qp,
+				    const struct sk_buff *skb,
+				    const struct sroce_pkt *pkt)
+{
+	const struct sroce_reth *reth = &pkt->reth;
+	struct sroce_mr *mr;
+	u64 addr, val, orig;
+	int err;
+
+	if (!sroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
+		return false;
+	mr = sroce_resp_rkey(qp, reth->rkey, IB_ACCESS_REMOTE_WRITE, reth->va,
+			     SROCE_ATOMIC_WRITE_LEN, &addr);
+	if (!mr) {
+		sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
+				 SROCE_WC_REM_ACCESS_ERR);
+		return false;
+	}
+	/* the requester's bytes, as they were in its memory */
+	memcpy(&val, skb->data + pkt->payload_off, sizeof(val));
+	spin_lock_bh(&sroce_resp_atomic_lock);
+	err = sroce_mr_atomic(mr, reth->rkey, addr, SROCE_MR_WRITE, 0, val,
+			      &orig);
+	spin_unlock_bh(&sroce_resp_atomic_lock);
+	sroce_mr_put(mr);
+	if (err == -EINVAL) {
+		sroce_resp_fatal(qp, SROCE_NAK_INVALID_REQ,
+				 SROCE_WC_REM_INV_REQ_ERR);
+		return false;
+	}
+	if (err) {
+		sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
+				 SROCE_WC_REM_ACCESS_ERR);
+		return false;
+	}
+	qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
+	sroce_resp_empty_read_resp(qp, pkt->bth.psn);
+	return true;
+}
+
+/* The access bits a FLUSH of placement type plt needs, of QP and region. */
+static u32 sroce_resp_flush_access(u8 plt)
+{
+	u32 access = 0;
+
+	if (plt & SROCE_FLUSH_GLOBAL)
+		access |= SROCE_ACCESS_FLUSH_GLOBAL;
+	if (plt & SROCE_FLUSH_PERSISTENT)
+		access |= SROCE_ACCESS_FLUSH_PERSISTENT;
+	return access;
+}
+
+/*
+ * The region a FLUSH names: the RETH's range, or (selectivity "memory
+ * region") the whole MR its R_Key names, whatever the RETH says.  A memory
+ * window never grants a FLUSH (windows carry remote read, write and atomic
+ * rights only).
+ */
+static struct sroce_mr *sroce_resp_flush_mr(struct sroce_qp *qp,
+					    const struct sroce_pkt *pkt,
+					    u32 access)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	const struct sroce_reth *reth = &pkt->reth;
+	struct sroce_mr *mr;
+	u64 va, addr;
+
+	if (pkt->feth.sel == SROCE_FLUSH_RANGE)
+		return sroce_resp_rkey(qp, reth->rkey, access, reth->va,
+				       reth->dma_len, &addr);
+	mr = sroce_mr_find(sdev, reth->rkey);
+	if (!mr)
+		return NULL;
+	va = READ_ONCE(mr->iova);
+	sroce_mr_put(mr);
+	return sroce_resp_rkey(qp, reth->rkey, access, va, 0, &addr);
+}
+
+/*
+ * FLUSH (IBTA A19.4).  sroce's memory is ordinary RAM that every CPU sees
+ * coherently; what a FLUSH can ask for means here:
+ *  - global visibility: every RDMA WRITE and ATOMIC WRITE this QP executed
+ *    before the FLUSH (the responder executes a QP's requests in order,
+ *    under its exec_lock) is visible to every CPU of the host, and so to
+ *    any later reader, local or remote, before the FLUSH is answered: a
+ *    full memory barrier between the placement and the response;
+ *  - persistence: sroce cannot make user memory survive a power loss
+ *    (pinned anonymous or page-cache pages, no pmem), so it does not offer
+ *    it.  The device does not announce FLUSH_PERSISTENT, ib_core refuses
+ *    the access bit in reg_mr, and a FLUSH asking for persistence finds no
+ *    region that grants it: it is refused with a remote access error.
+ * The QP must allow the placement type too (modify_qp access flags), as
+ * rdma_rxe requires: otherwise the request is invalid.
+ */
+static bool sroce_resp_placement_flush(struct sroce_qp *qp,
+				       const struct sroce_pkt *pkt)
+{
+	u32 access = sroce_resp_flush_access(pkt->feth.plt);
+	struct sroce_mr *mr;
+
+	if ((qp->access & access) != access) {
+		sroce_resp_fatal(qp, SROCE_NAK_INVALID_REQ,
+				 SROCE_WC_REM_INV_REQ_ERR);
+		return false;
+	}
+	mr = sroce_resp_flush_mr(qp, pkt, access);
+	if (!mr) {
+		sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
+				 SROCE_WC_REM_ACCESS_ERR);
+		return false;
+	}
+	sroce_mr_put(mr);
+	/* the earlier placements before the answer, on every CPU */
+	smp_mb();
+	qp->resp.msn = sroce_psn_add(qp->resp.msn, 1);
+	sroce_resp_empty_read_resp(qp, pkt->bth.psn);
 	return true;
 }
 
@@ -634,6 +787,10 @@ static bool sroce_resp_execute(struct sroce_qp *qp, const struct sk_buff *skb,
 	case SROCE_KIND_CMP_SWAP:
 	case SROCE_KIND_FETCH_ADD:
 		return sroce_resp_atomic(qp, pkt);
+	case SROCE_KIND_ATOMIC_WRITE:
+		return sroce_resp_atomic_write(qp, skb, pkt);
+	case SROCE_KIND_FLUSH:
+		return sroce_resp_placement_flush(qp, pkt);
 	default:
 		return false;
 	}
@@ -663,6 +820,14 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 			}
 		}
 		sroce_qp_drop(qp, SROCE_DROP_STALE);
+		return;
+	case SROCE_KIND_ATOMIC_WRITE:
+	case SROCE_KIND_FLUSH:
+		/*
+		 * Executed already (behind epsn, and a refused one put the
+		 * QP in error), and its answer carries no result.
+		 */
+		sroce_resp_empty_read_resp(qp, pkt->bth.psn);
 		return;
 	default:
 		/* the ACK was lost: acknowledge everything received again */

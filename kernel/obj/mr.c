@@ -63,10 +63,13 @@
 #include "device.h"
 #include "obj/mr.h"
 
-/* Access rights sroce implements; the optional bits are hints it ignores. */
+/*
+ * Access rights sroce implements; the optional bits are hints it ignores.
+ * FLUSH_GLOBAL where ib_core knows it (kernel/compat.h).
+ */
 #define SROCE_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND)
+			 IB_ACCESS_MW_BIND | SROCE_ACCESS_PLACEMENT)
 
 /* Attempts at a free random index; failing all means mr_xa is absurdly full. */
 #define SROCE_MR_KEY_TRIES 16
@@ -770,33 +773,54 @@ int sroce_mr_copy(struct sroce_mr *mr, u32 key, u32 access, u64 iova,
 }
 
 /* Apply an atomic to the word at @p; returns the word's previous value. */
-static u64 sroce_mr_atomic_apply(u64 *p, bool fetch_add, u64 compare,
-				 u64 swap_add)
+/*
+ * An ATOMIC WRITE is one aligned 64-bit store, which no reader can see
+ * half done; the release orders it after every write the responder placed
+ * before it (IBTA A19.5: it is executed once the requests before it are).
+ */
+static u64 sroce_mr_atomic_apply(u64 *p, enum sroce_mr_atomic_op op,
+				 u64 compare, u64 swap_add)
 {
 	u64 orig = READ_ONCE(*p);
 
-	if (fetch_add)
+	switch (op) {
+	case SROCE_MR_FETCH_ADD:
 		WRITE_ONCE(*p, orig + swap_add);
-	else if (orig == compare)
-		WRITE_ONCE(*p, swap_add);
+		break;
+	case SROCE_MR_CMP_SWAP:
+		if (orig == compare)
+			WRITE_ONCE(*p, swap_add);
+		break;
+	case SROCE_MR_WRITE:
+		/* after every earlier placement, in one piece */
+		smp_store_release(p, swap_add);
+		break;
+	}
 	return orig;
+}
+
+/* The access a remote operation on the word needs. */
+static u32 sroce_mr_atomic_access(enum sroce_mr_atomic_op op)
+{
+	return op == SROCE_MR_WRITE ? IB_ACCESS_REMOTE_WRITE :
+				      IB_ACCESS_REMOTE_ATOMIC;
 }
 
 /* An atomic through a fast-register MR, under mr->lock like a copy. */
 static int sroce_mr_fr_atomic(struct sroce_mr *mr, u32 key, u64 iova,
-			      bool fetch_add, u64 compare, u64 swap_add,
-			      u64 *orig)
+			      enum sroce_mr_atomic_op op, u64 compare,
+			      u64 swap_add, u64 *orig)
 {
 	unsigned long flags;
 	int err = -EFAULT;
 	u64 room, *p;
 
 	spin_lock_irqsave(&mr->lock, flags);
-	if (sroce_mr_fr_granted(mr, key, IB_ACCESS_REMOTE_ATOMIC, iova,
+	if (sroce_mr_fr_granted(mr, key, sroce_mr_atomic_access(op), iova,
 				sizeof(u64))) {
 		p = sroce_mr_fr_va(mr, iova, &room);
 		if (p) {
-			*orig = sroce_mr_atomic_apply(p, fetch_add, compare,
+			*orig = sroce_mr_atomic_apply(p, op, compare,
 						      swap_add);
 			err = 0;
 		}
@@ -806,42 +830,47 @@ static int sroce_mr_fr_atomic(struct sroce_mr *mr, u32 key, u64 iova,
 }
 
 /**
- * sroce_mr_atomic - fetch-and-add or compare-and-swap on a word of an MR
+ * sroce_mr_atomic - an atomic operation on a word of an MR
  * @mr: MR, referenced by the caller
- * @key: the key sroce_mr_get() granted remote atomic access under
+ * @key: the key sroce_mr_get() granted the access under (remote atomic,
+ *	 or remote write for SROCE_MR_WRITE)
  * @iova: address of the word; atomics require 8-byte alignment, which also
  *	  keeps the word within one page
- * @fetch_add: true for fetch-and-add, false for compare-and-swap
+ * @op: fetch-and-add, compare-and-swap or an ATOMIC WRITE
  * @compare: the value compare-and-swap compares with
- * @swap_add: what is added, or swapped in
+ * @swap_add: what is added, swapped in or written
  * @orig: set to the word's value before the operation
  *
  * Like sroce_mr_copy(), the bounds are checked again, and a fast-register
- * MR must still be registered under @key with remote atomic access, under
- * its lock.  Returns 0, -EINVAL if @iova is misaligned, or -EFAULT if it is
- * not in the MR (any more).  Serialising atomics against each other is the
- * caller's job.
+ * MR must still be registered under @key with the access, under its lock.
+ * Returns 0, -EINVAL if @iova is misaligned, or -EFAULT if it is not in the
+ * MR (any more).  Serialising atomics against each other is the caller's
+ * job.
  */
-int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 iova, bool fetch_add,
-		    u64 compare, u64 swap_add, u64 *orig)
+int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 iova,
+		    enum sroce_mr_atomic_op op, u64 compare, u64 swap_add,
+		    u64 *orig)
 {
 	u64 off, *p;
 
 	if (!IS_ALIGNED(iova, sizeof(u64)))
 		return -EINVAL;
 	if (mr->fast_reg)
-		return sroce_mr_fr_atomic(mr, key, iova, fetch_add, compare,
+		return sroce_mr_fr_atomic(mr, key, iova, op, compare,
 					  swap_add, orig);
 	if (!sroce_mr_in_bounds(mr, iova, sizeof(u64)))
 		return -EFAULT;
 	if (mr->dma) {
 		p = (u64 *)(uintptr_t)iova;
-		*orig = sroce_mr_atomic_apply(p, fetch_add, compare, swap_add);
+		*orig = sroce_mr_atomic_apply(p, op, compare, swap_add);
 		return 0;
 	}
 	off = sroce_mr_page_off(mr, iova);
+	/* an IOVA registered at another offset than the memory's */
+	if (!IS_ALIGNED(off, sizeof(u64)))
+		return -EINVAL;
 	p = kmap_local_page(mr->pages[off >> PAGE_SHIFT]) + (off & ~PAGE_MASK);
-	*orig = sroce_mr_atomic_apply(p, fetch_add, compare, swap_add);
+	*orig = sroce_mr_atomic_apply(p, op, compare, swap_add);
 	kunmap_local(p);
 	return 0;
 }

@@ -112,8 +112,16 @@ void *sroce_mr_key_lookup(struct sroce_dev *sdev, u32 key,
 			  enum sroce_key_kind *kind);
 int sroce_mr_copy(struct sroce_mr *mr, u32 key, u32 access, u64 iova,
 		  void *buf, u64 len, enum sroce_mr_dir dir);
-int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 iova, bool fetch_add,
-		    u64 compare, u64 swap_add, u64 *orig);
+/* What sroce_mr_atomic() does to the word. */
+enum sroce_mr_atomic_op {
+	SROCE_MR_CMP_SWAP,
+	SROCE_MR_FETCH_ADD,
+	SROCE_MR_WRITE,		/* ATOMIC WRITE: store swap_add */
+};
+
+int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 iova,
+		    enum sroce_mr_atomic_op op, u64 compare, u64 swap_add,
+		    u64 *orig);
 
 void sroce_mr_dev_init(struct sroce_dev *sdev);
 void sroce_mr_dev_cleanup(struct sroce_dev *sdev);

@@ -77,7 +77,8 @@
 #define SROCE_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE | \
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
-				 IB_ACCESS_REMOTE_ATOMIC)
+				 IB_ACCESS_REMOTE_ATOMIC | \
+				 SROCE_ACCESS_PLACEMENT)
 
 /* The uapi layouts the data path and the provider agree on. */
 static_assert(sizeof(struct sroce_sge) == 16);

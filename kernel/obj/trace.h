@@ -166,7 +166,10 @@ TRACE_EVENT(sroce_cqe,
 				   { IB_WC_LOCAL_INV, "LOCAL_INV" },
 				   { IB_WC_REG_MR, "REG_MR" },
 				   { IB_WC_RECV, "RECV" },
-				   { IB_WC_RECV_RDMA_WITH_IMM, "RECV_RDMA_WITH_IMM" }),
+				   { IB_WC_RECV_RDMA_WITH_IMM, "RECV_RDMA_WITH_IMM" },
+				   /* user QPs only (6.1's REG_MR is 8 too) */
+				   { SROCE_UVERBS_WC_ATOMIC_WRITE, "ATOMIC_WRITE" },
+				   { SROCE_UVERBS_WC_FLUSH, "FLUSH" }),
 		  sroce_show_wc_status(__entry->status), __entry->len)
 );
 

@@ -200,9 +200,12 @@ void requester_opcodes(uint8_t pick)
 			check(op != nullptr);
 			check(op->transport == t);
 			check(op->flags & SROCE_OPF_REQUEST);
-			// READ and atomics are one packet whatever is asked
+			// READ, atomics, FLUSH and ATOMIC WRITE are one
+			// packet whatever is asked
 			if (m == SROCE_RC_MSG_READ || m == SROCE_RC_MSG_CMP_SWAP ||
-			    m == SROCE_RC_MSG_FETCH_ADD) {
+			    m == SROCE_RC_MSG_FETCH_ADD ||
+			    m == SROCE_RC_MSG_FLUSH ||
+			    m == SROCE_RC_MSG_ATOMIC_WRITE) {
 				check((op->flags & SROCE_OPF_ONLY) ==
 				      SROCE_OPF_ONLY);
 				continue;

@@ -23,8 +23,8 @@
  * producer back.
  *
  * Operations the QP's type does not carry (UC: SENDs, WRITEs, binds and
- * LOCAL_INV; UD: SENDs) or the device does not execute (TSO, atomic
- * writes) are refused when the QP is created (EOPNOTSUPP), so their
+ * LOCAL_INV; UD: SENDs) or the device does not execute (TSO) are refused
+ * when the QP is created (EOPNOTSUPP), so their
  * callbacks are never reached; a UD WR without wr_set_ud_addr fails
  * wr_complete (EINVAL), and so does wr_bind_mw of a type 1 window or
  * without an MR (type 1 windows are bound by ibv_bind_mw()).
@@ -36,7 +36,8 @@
 
 /*
  * The send_ops_flags each QP type supports: a datagram QP has no memory
- * operations (IBTA 11.4.1.1), SEND_WITH_INV, READs and atomics are RC's.
+ * operations (IBTA 11.4.1.1), SEND_WITH_INV, READs, atomics and ATOMIC
+ * WRITE (IBTA A19.5) are RC's.
  */
 #define SROCE_QP_EX_UD_OPS (IBV_QP_EX_WITH_SEND |			\
 			    IBV_QP_EX_WITH_SEND_WITH_IMM)
@@ -49,7 +50,8 @@
 			    IBV_QP_EX_WITH_SEND_WITH_INV |		\
 			    IBV_QP_EX_WITH_RDMA_READ |			\
 			    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |		\
-			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |	\
+			    IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 /* The comp_mask bits create_qp_ex accepts. */
 #define SROCE_QP_EX_COMP_MASK (IBV_QP_INIT_ATTR_PD |			\
@@ -163,6 +165,24 @@ static void sroce_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 
 	if (wqe)
 		sroce_sq_set_atomic(wqe, rkey, remote_addr, add, 0);
+}
+
+/*
+ * ATOMIC WRITE: the 8 bytes at atomic_wr are copied into the slot (inline),
+ * as ibv_wr_atomic_write(3) lets the caller reuse them at once; a later
+ * setter would replace them and must give 8 bytes too.
+ */
+static void sroce_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				  uint64_t remote_addr, const void *atomic_wr)
+{
+	struct sroce_qp *qp = qpx_to_sroce_qp(qpx);
+	struct sroce_send_wqe *wqe = sroce_qpx_new(qpx, IBV_WR_ATOMIC_WRITE);
+
+	if (!wqe)
+		return;
+	sroce_sq_set_rdma(wqe, rkey, remote_addr);
+	if (!atomic_wr || sroce_sq_put_inline(qp, wqe, atomic_wr, 8))
+		sroce_qpx_fail(qp, EINVAL);
 }
 
 /* SEND_WITH_INV and LOCAL_INV carry the rkey to invalidate in ex. */
@@ -381,6 +401,7 @@ void sroce_qp_ex_init(struct sroce_qp *qp,
 		qpx->wr_rdma_read = sroce_wr_rdma_read;
 		qpx->wr_atomic_cmp_swp = sroce_wr_atomic_cmp_swp;
 		qpx->wr_atomic_fetch_add = sroce_wr_atomic_fetch_add;
+		qpx->wr_atomic_write = sroce_wr_atomic_write;
 		qpx->wr_send_inv = sroce_wr_send_inv;
 	}
 	qp->base_qp.comp_mask |= VERBS_QP_EX;

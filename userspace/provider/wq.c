@@ -207,6 +207,23 @@ int sroce_sq_put_inline(const struct sroce_qp *qp,
 	return 0;
 }
 
+/* The payload a written slot carries: inline bytes or its SGEs' sum. */
+static uint64_t sroce_sq_data_len(const struct sroce_send_wqe *wqe)
+{
+	struct sroce_sge sge;
+	uint64_t len = 0;
+	uint32_t i;
+
+	if (wqe->send_flags & IBV_SEND_INLINE)
+		return wqe->inline_len;
+	for (i = 0; i < wqe->num_sge; i++) {
+		memcpy(&sge, (const char *)(wqe + 1) + i * sizeof(sge),
+		       sizeof(sge));
+		len += sge.length;
+	}
+	return len;
+}
+
 bool sroce_sq_is_local(uint32_t opcode)
 {
 	return opcode == IBV_WR_BIND_MW || opcode == IBV_WR_LOCAL_INV;
@@ -257,6 +274,9 @@ int sroce_sq_check(const struct sroce_qp *qp, const struct sroce_send_wqe *wqe)
 			return EINVAL;
 		memcpy(&sge, wqe + 1, sizeof(sge));
 		return sge.length == 8 ? 0 : EINVAL;
+	case IBV_WR_ATOMIC_WRITE:
+		/* 8 bytes of data, inline or in SGEs */
+		return sroce_sq_data_len(wqe) == 8 ? 0 : EINVAL;
 	default:
 		return EINVAL;
 	}
@@ -325,6 +345,7 @@ static void sroce_send_remote(const struct sroce_qp *qp,
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_WRITE:
 		sroce_sq_set_rdma(wqe, wr->wr.rdma.rkey,
 				  wr->wr.rdma.remote_addr);
 		break;

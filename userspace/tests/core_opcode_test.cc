@@ -22,6 +22,7 @@ sroce_ext to_core(Ext e)
 {
 	switch (e) {
 	case Ext::DETH: return SROCE_EXT_DETH;
+	case Ext::FETH: return SROCE_EXT_FETH;
 	case Ext::RETH: return SROCE_EXT_RETH;
 	case Ext::AtomicETH: return SROCE_EXT_ATOMIC_ETH;
 	case Ext::AETH: return SROCE_EXT_AETH;
@@ -48,17 +49,19 @@ TEST(CoreOpcode, KnownExactlyTheSpecOpcodes)
 			EXPECT_EQ(info->opcode, op);
 		}
 	}
-	EXPECT_EQ(known, 38);
-	EXPECT_EQ(sroce_test::spec_ops().size(), 38u);
+	EXPECT_EQ(known, 40);
+	EXPECT_EQ(sroce_test::spec_ops().size(), 40u);
 }
 
 TEST(CoreOpcode, UnknownOpcodesAreIdentifiable)
 {
-	// Reserved RC codes, the IBTA 1.5 FLUSH / ATOMIC WRITE, RC/UC/UD
-	// operations that do not exist on that transport, every RD and XRC
-	// opcode, other CNP-range codes and the vendor range.
-	std::vector<int> unknown = {0x15, 0x18, 0x1c, 0x1d, 0x1f, 0x2c, 0x2d,
-				    0x30, 0x33, 0x3f, 0x60, 0x61, 0x63, 0x66,
+	// Reserved RC codes (0x1e: IBTA 1.5's unused slot), RC/UC/UD
+	// operations that do not exist on that transport (UC FLUSH and
+	// ATOMIC WRITE), every RD and XRC opcode, other CNP-range codes and
+	// the vendor range.
+	std::vector<int> unknown = {0x15, 0x18, 0x1e, 0x1f, 0x2c, 0x2d, 0x3c,
+				    0x3d, 0x30, 0x33, 0x3f, 0x60, 0x61, 0x63,
+				    0x66,
 				    0x6c, 0x7f, 0x80, 0x82, 0x9f, 0xff};
 	for (int c = 0x40; c < 0x60; c++)
 		unknown.push_back(c);	// RD
@@ -129,6 +132,8 @@ TEST(CoreOpcode, RowsMatchTheSpec)
 TEST(CoreOpcode, KindFollowsTheName)
 {
 	const std::pair<const char *, sroce_op_kind> kinds[] = {
+		{"ATOMIC_WRITE", SROCE_KIND_ATOMIC_WRITE},
+		{"FLUSH", SROCE_KIND_FLUSH},
 		{"SEND", SROCE_KIND_SEND}, {"WRITE", SROCE_KIND_WRITE},
 		{"READ_REQUEST", SROCE_KIND_READ_REQ},
 		{"READ_RESPONSE", SROCE_KIND_READ_RESP},

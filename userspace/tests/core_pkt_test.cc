@@ -68,6 +68,10 @@ PacketSpec good(const SpecOp &op, size_t payload = 37)
 					  s.payload);
 	if (op.opcode == 0x0c)
 		s.dma_len = 100000;	// read request: any length up to 2^31
+	if (op.opcode == 0x1d) {	// ATOMIC WRITE: always one 8-byte word
+		s.payload = s.dma_len = 8;
+		s.pad = 0;
+	}
 	if (op.transport == 'D')
 		s.qpn = 1;
 	return s;
@@ -425,7 +429,8 @@ TEST(CorePkt, AethSyndromes)
 TEST(CorePkt, PadOnlyOnLastPackets)
 {
 	for (const SpecOp &op : sroce_test::spec_ops()) {
-		if (!op.payload)
+		// (ATOMIC WRITE carries exactly 8 bytes: CorePkt.AtomicWrite)
+		if (!op.payload || op.opcode == 0x1d)
 			continue;
 		PacketSpec s = good(op);
 		s.payload = 1024 - 1;
@@ -464,7 +469,7 @@ TEST(CorePkt, NoPacketCarriesMoreThan4096)
 	for (const SpecOp &op : sroce_test::spec_ops()) {
 		if (op.pos != Pos::Last && op.pos != Pos::Only)
 			continue;
-		if (!op.payload)
+		if (!op.payload || op.opcode == 0x1d)	// 8 bytes, see above
 			continue;
 		for (size_t n : {4096, 4097, 4100, 8192}) {
 			PacketSpec s = good(op, n);
@@ -557,6 +562,78 @@ TEST(CorePkt, AtomicAlignment)
 	}
 }
 
+// ATOMIC WRITE (IBTA A19.5): one 8-byte word at an aligned address, the
+// RETH's length saying so; anything else is an invalid request.
+TEST(CorePkt, AtomicWrite)
+{
+	PacketSpec s = good(0x1d, 8);
+	s.dma_len = 8;
+	sroce_pkt pkt{};
+
+	ASSERT_DROP(parse(sroce_test::build_udp_payload(s), &pkt),
+		    SROCE_DROP_NONE);
+	EXPECT_EQ(pkt.op->kind, SROCE_KIND_ATOMIC_WRITE);
+	EXPECT_EQ(pkt.payload_len, 8u);
+	EXPECT_EQ(pkt.reth.va, 0x1000u);
+	for (uint64_t va = 0x1001; va < 0x1008; va++) {
+		s.va = va;
+		EXPECT_DROP(parse(s), SROCE_DROP_MISALIGNED_ATOMIC) << va;
+	}
+	s.va = 0x2000;
+	for (uint32_t len : {0u, 4u, 7u, 9u, 16u}) {
+		PacketSpec t = good(0x1d);
+		t.payload = len;
+		t.pad = uint8_t((4 - len % 4) % 4);
+		EXPECT_DROP(parse(t), SROCE_DROP_BAD_DMA_LEN) << len;
+		t = good(0x1d);
+		t.dma_len = len;
+		EXPECT_DROP(parse(t), SROCE_DROP_BAD_DMA_LEN) << len;
+	}
+}
+
+// FLUSH (IBTA A19.4): FETH then RETH, no payload; a placement type of the
+// known bits, a selectivity of range or region, reserved bits ignored.
+TEST(CorePkt, Flush)
+{
+	PacketSpec s = good(0x1c);
+	s.dma_len = 4096;
+	s.feth = 0xffffffc0u | 1u << 4 | 3u;	// reserved, region, both
+	sroce_pkt pkt{};
+
+	ASSERT_DROP(parse(sroce_test::build_udp_payload(s), &pkt),
+		    SROCE_DROP_NONE);
+	EXPECT_EQ(pkt.op->kind, SROCE_KIND_FLUSH);
+	EXPECT_EQ(pkt.feth.plt, 3u);
+	EXPECT_EQ(pkt.feth.sel, 1u);
+	EXPECT_EQ(pkt.reth.dma_len, 4096u);
+	EXPECT_EQ(pkt.reth.va, 0x1000u);
+	EXPECT_EQ(pkt.payload_len, 0u);
+	for (uint32_t feth : {0x0u, 0x4u, 0x8u, 0x9u, 0x21u, 0x31u}) {
+		s.feth = feth;
+		EXPECT_DROP(parse(s), SROCE_DROP_BAD_FETH) << feth;
+	}
+	s.feth = 1;
+	EXPECT_DROP(parse(s), SROCE_DROP_NONE);
+	s.payload = 4;
+	EXPECT_DROP(parse(s), SROCE_DROP_UNEXPECTED_PAYLOAD);
+}
+
+// The FETH round-trips through its encoder, reserved bits included.
+TEST(CorePkt, FethEncoding)
+{
+	const sroce_feth f = {2, 1, 0xabcd0000u};
+	uint8_t b[4];
+	sroce_feth g{};
+
+	sroce_hdr_feth_encode(b, &f);
+	EXPECT_EQ(b[3], 0x12);
+	EXPECT_EQ(b[0], 0xab);
+	sroce_hdr_feth_decode(&g, b);
+	EXPECT_EQ(g.plt, 2u);
+	EXPECT_EQ(g.sel, 1u);
+	EXPECT_EQ(g.resv, 0xabcd0000u);
+}
+
 // The later drop reasons leave a complete parse behind, for the NAK.
 TEST(CorePkt, RequestErrorsAreFullyParsed)
 {
@@ -579,7 +656,8 @@ TEST(CorePkt, DropClasses)
 {
 	const std::set<int> request_errors = {
 		SROCE_DROP_PAD_NOT_LAST, SROCE_DROP_BAD_PAYLOAD_LEN,
-		SROCE_DROP_BAD_DMA_LEN, SROCE_DROP_MISALIGNED_ATOMIC};
+		SROCE_DROP_BAD_DMA_LEN, SROCE_DROP_MISALIGNED_ATOMIC,
+		SROCE_DROP_BAD_FETH};
 
 	for (int r = 0; r < SROCE_DROP_NR; r++)
 		EXPECT_EQ(sroce_pkt_drop_is_request_error(sroce_drop(r)),
@@ -592,7 +670,7 @@ TEST(CorePkt, DropNames)
 	std::set<std::string> names;
 
 	EXPECT_EQ(name(SROCE_DROP_NONE), "none");
-	EXPECT_EQ(SROCE_DROP_NR, 16);
+	EXPECT_EQ(SROCE_DROP_NR, 17);
 	for (int r = 0; r < SROCE_DROP_NR; r++) {
 		const std::string n = name(sroce_drop(r));
 
@@ -629,7 +707,7 @@ TEST(CorePkt, ArbitraryBytesStayInBounds)
 			// steer towards the interesting paths
 			b[1] &= 0x30;			// TVer 0
 			b[2] = b[3] = 0xff;		// default P_Key
-			b[0] = sroce_test::spec_ops()[rng() % 38].opcode;
+			b[0] = sroce_test::spec_ops()[rng() % sroce_test::spec_ops().size()].opcode;
 		}
 		sroce_pkt pkt{};
 		const sroce_drop r = parse(b, &pkt);

@@ -259,7 +259,8 @@ TEST(CoreRc, RespEveryRequestErrorReason)
 			}
 		}
 	}
-	EXPECT_EQ(n, 4);	// pad, payload length, DMA length, atomic VA
+	// pad, payload length, DMA length, atomic VA, FETH
+	EXPECT_EQ(n, 5);
 }
 
 // Malformed packets are dropped silently whatever their PSN (IBTA 9.6).
@@ -474,7 +475,9 @@ std::vector<PacketSpec> packetize(sroce_rc_msg msg, uint32_t len, uint32_t pmtu,
 {
 	std::vector<PacketSpec> v;
 	const bool one = msg == SROCE_RC_MSG_READ || msg == SROCE_RC_MSG_CMP_SWAP ||
-			 msg == SROCE_RC_MSG_FETCH_ADD;
+			 msg == SROCE_RC_MSG_FETCH_ADD ||
+			 msg == SROCE_RC_MSG_FLUSH ||
+			 msg == SROCE_RC_MSG_ATOMIC_WRITE;
 	const uint32_t n = one ? 1 : sroce_rc_npkts(len, pmtu);
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -483,7 +486,8 @@ std::vector<PacketSpec> packetize(sroce_rc_msg msg, uint32_t len, uint32_t pmtu,
 		s.opcode = sroce_rc_req_opcode(msg, i == 0, i == n - 1);
 		s.psn = at(psn, i);
 		s.dma_len = len;
-		if (!one) {
+		/* of the one-packet messages, ATOMIC WRITE carries its data */
+		if (!one || msg == SROCE_RC_MSG_ATOMIC_WRITE) {
 			s.payload = i < n - 1 ? pmtu : len - (n - 1) * pmtu;
 			s.pad = uint8_t((4 - s.payload % 4) % 4);
 		}

@@ -45,8 +45,9 @@ inline uint32_t at(uint32_t psn, int64_t n)
 }
 
 // IBTA 9.2 opcode numbers of each message, restated: only, first, middle,
-// last.  Only the last (or only) packet carries ImmDt or IETH; READ and the
-// atomics are one request packet whatever their length.
+// last.  Only the last (or only) packet carries ImmDt or IETH; READ, the
+// atomics, FLUSH and ATOMIC WRITE (IBTA A19) are one request packet
+// whatever their length.
 struct MsgOps {
 	sroce_rc_msg msg;
 	const char *name;
@@ -63,6 +64,9 @@ inline const MsgOps kMsgOps[] = {
 	{SROCE_RC_MSG_READ, "READ", 0x0c, 0x0c, 0x0c, 0x0c, false},
 	{SROCE_RC_MSG_CMP_SWAP, "CMP_SWAP", 0x13, 0x13, 0x13, 0x13, false},
 	{SROCE_RC_MSG_FETCH_ADD, "FETCH_ADD", 0x14, 0x14, 0x14, 0x14, false},
+	{SROCE_RC_MSG_FLUSH, "FLUSH", 0x1c, 0x1c, 0x1c, 0x1c, false},
+	{SROCE_RC_MSG_ATOMIC_WRITE, "ATOMIC_WRITE", 0x1d, 0x1d, 0x1d, 0x1d,
+	 false},
 };
 static_assert(std::size(kMsgOps) == SROCE_RC_MSG_NR);
 

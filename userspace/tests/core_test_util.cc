@@ -141,6 +141,7 @@ size_t ext_len(Ext e)
 {
 	switch (e) {
 	case Ext::DETH: return 8;
+	case Ext::FETH: return 4;
 	case Ext::RETH: return 16;
 	case Ext::AtomicETH: return 28;
 	case Ext::AETH: return 4;
@@ -156,8 +157,8 @@ const std::vector<SpecOp> &spec_ops()
 {
 	using E = Ext;
 	using P = Pos;
-	// IBTA Vol. 1, 9.2 (opcode table) and 9.3 (header order); RoCE v2
-	// CNP: Annex A17.9.3.  Columns: opcode, name, transport, headers,
+	// IBTA Vol. 1, 9.2 (opcode table) and 9.3 (header order); FLUSH and
+	// ATOMIC WRITE: Annex A19 (IBTA 1.5); RoCE v2 CNP: Annex A17.9.3.  Columns: opcode, name, transport, headers,
 	// payload, position, request, response, reply owed.
 	static const std::vector<SpecOp> ops = {
 		{0x00, "RC_SEND_FIRST", 'R', {}, true, P::First, true, false, 1},
@@ -183,6 +184,8 @@ const std::vector<SpecOp> &spec_ops()
 		{0x14, "RC_FETCH_ADD", 'R', {E::AtomicETH}, false, P::Only, true, false, 3},
 		{0x16, "RC_SEND_LAST_INV", 'R', {E::IETH}, true, P::Last, true, false, 1},
 		{0x17, "RC_SEND_ONLY_INV", 'R', {E::IETH}, true, P::Only, true, false, 1},
+		{0x1c, "RC_FLUSH", 'R', {E::FETH, E::RETH}, false, P::Only, true, false, 2},
+		{0x1d, "RC_ATOMIC_WRITE", 'R', {E::RETH}, true, P::Only, true, false, 2},
 		{0x20, "UC_SEND_FIRST", 'U', {}, true, P::First, true, false, 0},
 		{0x21, "UC_SEND_MIDDLE", 'U', {}, true, P::Middle, true, false, 0},
 		{0x22, "UC_SEND_LAST", 'U', {}, true, P::Last, true, false, 0},
@@ -237,6 +240,9 @@ Bytes build_udp_payload(const PacketSpec &s)
 			put_be(b, 0x80010000u, 4);	// Q_Key
 			b.push_back(0);
 			put_be(b, 0x000042, 3);		// SrcQP
+			break;
+		case Ext::FETH:
+			put_be(b, s.feth, 4);
 			break;
 		case Ext::RETH:
 			put_be(b, s.va, 8);

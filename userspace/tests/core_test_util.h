@@ -38,7 +38,7 @@ inline size_t udp_offset(const Bytes &p) { return ip_header_len(p); }
 inline size_t bth_offset(const Bytes &p) { return ip_header_len(p) + 8; }
 
 // Extension headers as the spec names them, in wire order after the BTH.
-enum class Ext { DETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, CNP };
+enum class Ext { DETH, FETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, CNP };
 size_t ext_len(Ext e);
 
 enum class Pos { First, Middle, Last, Only };
@@ -74,6 +74,7 @@ struct PacketSpec {
 	uint32_t dma_len = 0;	// RETH DMA length
 	uint64_t va = 0x1000;	// RETH / AtomicETH VA
 	uint8_t syndrome = 0x1f; // AETH
+	uint32_t feth = 0x01;	// FETH: global visibility of a range
 };
 
 Bytes build_udp_payload(const PacketSpec &s);

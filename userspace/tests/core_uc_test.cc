@@ -57,6 +57,7 @@ TEST(CoreUc, UcCarriesSendsAndWrites)
 		{SROCE_RC_MSG_WRITE, true},	{SROCE_RC_MSG_WRITE_IMM, true},
 		{SROCE_RC_MSG_SEND_INV, false},	{SROCE_RC_MSG_READ, false},
 		{SROCE_RC_MSG_CMP_SWAP, false},	{SROCE_RC_MSG_FETCH_ADD, false},
+		{SROCE_RC_MSG_FLUSH, false},	{SROCE_RC_MSG_ATOMIC_WRITE, false},
 	};
 
 	for (const auto &m : msgs) {

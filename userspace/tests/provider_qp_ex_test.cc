@@ -73,7 +73,8 @@ TEST_F(ProviderQpEx, UnsupportedOperationsAreRefusedBeforeTheKernel)
 		uint64_t op;
 	} refused[] = {
 		{ IBV_QPT_RC, IBV_QP_EX_WITH_TSO },
-		{ IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE },
+		{ IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_WRITE },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_ATOMIC_WRITE },
 		{ IBV_QPT_UC, IBV_QP_EX_WITH_SEND_WITH_INV },
 		{ IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_READ },
 		{ IBV_QPT_UD, IBV_QP_EX_WITH_LOCAL_INV },
@@ -251,6 +252,65 @@ TEST_F(ProviderQpEx, SlotsAreThoseOfPostSend)
 		EXPECT_EQ(got, want[i]);
 	}
 	EXPECT_EQ(commands(IB_USER_VERBS_CMD_POST_SEND), 0u);
+}
+
+// ATOMIC WRITE (RC): wr_atomic_write copies its 8 bytes into the slot as
+// inline data, as ibv_post_send() does for an inline IBV_WR_ATOMIC_WRITE;
+// anything but 8 bytes of data is refused by both.
+TEST_F(ProviderQpEx, AtomicWriteSlotsAreThoseOfPostSend)
+{
+	ibv_qp_ex *x = ready_ex(true, kQpExRcOps | IBV_QP_EX_WITH_ATOMIC_WRITE);
+	ASSERT_NE(x, nullptr) << std::strerror(errno);
+	uint64_t word = 0x0102030405060708;
+	ibv_sge inl{ addr_of(&word), 8, 0 }, sge{ 0x3000, 8, 0x33 },
+		four{ 0x3000, 4, 0x33 };
+
+	std::vector<ibv_send_wr> wrs = {
+		send_wr(IBV_WR_ATOMIC_WRITE, &inl, 1, 200),
+		send_wr(IBV_WR_ATOMIC_WRITE, &sge, 1, 201),
+	};
+	chain(wrs);
+	for (auto &wr : wrs) {
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = 0xaaaa0008;
+		wr.wr.rdma.rkey = 0xbbbb;
+	}
+	wrs[0].send_flags |= IBV_SEND_INLINE;
+	ASSERT_EQ(post(wrs.data()), 0);
+	ASSERT_EQ(sq_producer(), 2u);
+	const sroce_send_wqe w = send_slot(0);
+	EXPECT_EQ(w.opcode, uint32_t(IBV_WR_ATOMIC_WRITE));
+	EXPECT_EQ(w.inline_len, 8u);
+	EXPECT_EQ(w.wr.rdma.remote_addr, 0xaaaa0008u);
+	EXPECT_EQ(w.wr.rdma.rkey, 0xbbbbu);
+	EXPECT_EQ(send_slot(1).num_sge, 1u);
+	const std::vector<unsigned char> want = slot_bytes(0);
+	kernel_.sq.hdr()->consumer = 2;
+
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	x->wr_id = 200;
+	ibv_wr_atomic_write(x, 0xbbbb, 0xaaaa0008, &word);
+	word = 0;	// copied during the call
+	ASSERT_EQ(ibv_wr_complete(x), 0);
+	ASSERT_EQ(sq_producer(), 3u);
+	EXPECT_EQ(slot_bytes(2), want);
+
+	// 4 bytes: refused by both, nothing posted
+	wrs[1].sg_list = &four;
+	wrs[1].next = nullptr;
+	ibv_send_wr *bad = nullptr;
+	EXPECT_EQ(ibv_post_send(qp_.get(), &wrs[1], &bad), EINVAL);
+	ibv_wr_start(x);
+	ibv_wr_atomic_write(x, 0xbbbb, 0xaaaa0008, &word);
+	ibv_wr_set_sge(x, four.lkey, four.addr, four.length);
+	EXPECT_EQ(ibv_wr_complete(x), EINVAL);
+	EXPECT_EQ(sq_producer(), 3u);
+	// a UC QP has no ATOMIC WRITE
+	errno = 0;
+	EXPECT_EQ(create_qp_ex(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE,
+			       IBV_QPT_UC), nullptr);
+	EXPECT_EQ(errno, EOPNOTSUPP);
 }
 
 TEST_F(ProviderQpEx, AbortAndFailedBatchesPostNothing)

@@ -227,6 +227,48 @@ TEST_F(RocePacket, OpcodeNames)
 	EXPECT_EQ(sroce::roce::ext_len(0x0a), 16u);
 	EXPECT_EQ(sroce::roce::ext_len(0x64), 8u);
 	EXPECT_EQ(sroce::roce::ext_len(0x04), 0u);
+	EXPECT_EQ(op(Transport::RC, "flush"), 0x1c);
+	EXPECT_EQ(op(Transport::RC, "atomic-write"), 0x1d);
+	EXPECT_FALSE(sroce::roce::opcode_by_name(Transport::UC, "flush"));
+	EXPECT_FALSE(sroce::roce::opcode_by_name(Transport::UC, "atomic-write"));
+	EXPECT_EQ(sroce::roce::ext_len(0x1c), 20u);
+	EXPECT_EQ(sroce::roce::ext_len(0x1d), 16u);
+}
+
+// The memory placement requests as the core parses them: headers in place,
+// and the malformed kinds the device tests send refused for their reason.
+TEST_F(RocePacket, PlacementRequestsParse)
+{
+	Spec aw, fl;
+	sroce_pkt pkt{};
+
+	aw.opcode = op(Transport::RC, "atomic-write");
+	aw.len = 8;
+	aw.va = 0x1000;
+	aw.rkey = 0x4321;
+	ASSERT_EQ(core_parse(make(aw), &pkt), SROCE_DROP_NONE);
+	EXPECT_EQ(pkt.reth.rkey, 0x4321u);
+	EXPECT_EQ(pkt.reth.dma_len, 8u);
+	aw.va = 0x1004;
+	EXPECT_EQ(core_parse(make(aw), &pkt), SROCE_DROP_MISALIGNED_ATOMIC);
+	aw.va = 0x1000;
+	aw.len = 4;
+	EXPECT_EQ(core_parse(make(aw), &pkt), SROCE_DROP_BAD_DMA_LEN);
+
+	fl.opcode = op(Transport::RC, "flush");
+	fl.len = 0;
+	fl.dma_len = 4096;
+	fl.va = 0x2000;
+	fl.rkey = 0x99;
+	fl.feth = 0x11;
+	ASSERT_EQ(core_parse(make(fl, true), &pkt), SROCE_DROP_NONE);
+	EXPECT_EQ(pkt.feth.plt, 1u);
+	EXPECT_EQ(pkt.feth.sel, 1u);
+	EXPECT_EQ(pkt.reth.va, 0x2000u);
+	EXPECT_EQ(pkt.reth.rkey, 0x99u);
+	EXPECT_EQ(pkt.reth.dma_len, 4096u);
+	fl.feth = 0;
+	EXPECT_EQ(core_parse(make(fl), &pkt), SROCE_DROP_BAD_FETH);
 }
 
 } // namespace

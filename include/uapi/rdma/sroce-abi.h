@@ -174,6 +174,11 @@ struct sroce_sge {
  * consumer's) and the range of the MR (bind.mr_lkey) it exposes; a zero
  * length unbinds a type 1 window.  IBV_WR_LOCAL_INV names the key in ex.
  * These local operations carry no SGEs.
+ *
+ * IBV_WR_ATOMIC_WRITE (15) is addressed by rdma and carries 8 bytes of
+ * payload, inline or in SGEs.  FLUSH (14, the value of the kernel's
+ * IB_UVERBS_WR_FLUSH and of later libibverbs' IBV_WR_FLUSH) is addressed by
+ * flush and carries no payload.
  */
 struct sroce_send_wqe {
 	__aligned_u64 wr_id;
@@ -210,6 +215,14 @@ struct sroce_send_wqe {
 			__u32 new_rkey;		/* its rkey once bound */
 			__u32 access;		/* IBV_ACCESS_REMOTE_* */
 		} bind;
+		struct {		/* FLUSH */
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 length;		/* selectivity range */
+			__u8 type;		/* placement: IB_FLUSH_GLOBAL ... */
+			__u8 level;		/* IB_FLUSH_RANGE or IB_FLUSH_MR */
+			__u8 reserved[6];
+		} flush;
 		struct {		/* IB_WR_REG_MR: kernel QPs only */
 			__u32 key;		/* the MR's key once valid */
 			__u32 access;		/* IB_ACCESS_* */

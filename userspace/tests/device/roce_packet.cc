@@ -76,12 +76,17 @@ constexpr NamedOp kNamedOps[] = {
 	{"send-first", 0x00},  {"send-middle", 0x01}, {"send-last", 0x02},
 	{"send-only", 0x04},   {"write-first", 0x06}, {"write-middle", 0x07},
 	{"write-last", 0x08},  {"write-only", 0x0a},
+	// RC only (IBTA 1.5, Annex A19)
+	{"flush", 0x1c},       {"atomic-write", 0x1d},
 };
+
+constexpr size_t kFethLen = 4;
 
 // Headers of the opcode's operation bits on RC and UC.
 bool has_reth(uint8_t op)
 {
-	return op == 0x06 || op == 0x0a || op == 0x0b || op == 0x0c;
+	return op == 0x06 || op == 0x0a || op == 0x0b || op == 0x0c ||
+	       op == 0x1c || op == 0x1d;
 }
 
 bool has_imm(uint8_t op)
@@ -133,7 +138,7 @@ std::optional<uint8_t> opcode_by_name(Transport t, std::string_view name)
 		return name == "send-only" ? std::optional<uint8_t>(base | 0x04)
 					   : std::nullopt;
 	for (const NamedOp &n : kNamedOps)
-		if (name == n.name)
+		if (name == n.name && (t == Transport::RC || n.op < 0x1c))
 			return uint8_t(base | n.op);
 	return std::nullopt;
 }
@@ -143,11 +148,12 @@ size_t ext_len(uint8_t opcode)
 	const uint8_t tr = opcode >> kTransportShift, op = opcode & 0x1f;
 
 	switch (tr) {
-	case 0:	// RC
-		return (has_reth(op) ? kRethLen : 0) + (has_imm(op) ? 4 : 0) +
+	case 0:	// RC; FLUSH: FETH before its RETH
+		return (op == 0x1c ? kFethLen : 0) +
+		       (has_reth(op) ? kRethLen : 0) + (has_imm(op) ? 4 : 0) +
 		       (has_ieth(op) ? 4 : 0);
-	case 1:	// UC: no READ, no IETH
-		return (has_reth(op) && op != 0x0c ? kRethLen : 0) +
+	case 1:	// UC: no READ, FLUSH, ATOMIC WRITE or IETH
+		return (has_reth(op) && op < 0x0c ? kRethLen : 0) +
 		       (has_imm(op) ? 4 : 0);
 	case 3:	// UD: SEND ONLY, with or without ImmDt
 		if (op == 0x04)
@@ -234,10 +240,14 @@ Bytes build(const Addr &src, const Addr &dst, const Spec &s,
 		put24(&rest[5], s.src_qpn);
 	} else if (tr <= 1 && has_reth(s.opcode & 0x1f) &&
 		   rest.size() >= kRethLen) {
-		put32(&rest[0], uint32_t(s.va >> 32));
-		put32(&rest[4], uint32_t(s.va));
-		put32(&rest[8], s.rkey);
-		put32(&rest[12], s.len);
+		const size_t at = s.opcode == 0x1c ? kFethLen : 0;
+
+		if (at)
+			put32(&rest[0], s.feth);
+		put32(&rest[at], uint32_t(s.va >> 32));
+		put32(&rest[at + 4], uint32_t(s.va));
+		put32(&rest[at + 8], s.rkey);
+		put32(&rest[at + 12], s.dma_len.value_or(s.len));
 	}
 	for (uint32_t i = 0; i < s.len; i++)
 		rest.push_back(s.fill ? *s.fill : uint8_t(below(256)(rng)));

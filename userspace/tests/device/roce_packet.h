@@ -43,12 +43,14 @@ const char *transport_name(Transport t);
 
 // The opcode of a request named "send-first", "send-middle", "send-last",
 // "send-only", "write-first", "write-middle", "write-last" or
-// "write-only" on transport t (UD: "send-only" only); nullopt otherwise.
+// "write-only" on transport t (UD: "send-only" only; RC also "flush" and
+// "atomic-write"); nullopt otherwise.
 std::optional<uint8_t> opcode_by_name(Transport t, std::string_view name);
 
 // The extension headers the builder writes after the BTH for opcode, in
-// bytes: RETH (RDMA WRITE FIRST and ONLY), DETH (UD), ImmDt and IETH where
-// the opcode has them; any other header (AETH, AtomicETH) is not written.
+// bytes: RETH (RDMA WRITE FIRST and ONLY, ATOMIC WRITE), FETH and RETH
+// (FLUSH), DETH (UD), ImmDt and IETH where the opcode has them; any other
+// header (AETH, AtomicETH) is not written.
 size_t ext_len(uint8_t opcode);
 
 // An IPv4 or IPv6 address in network order, as parsed from text.
@@ -76,7 +78,9 @@ struct Spec {
 	uint32_t qkey = 0;		// DETH Q_Key
 	uint32_t src_qpn = 0x000123;	// DETH source QP
 	uint64_t va = 0;		// RETH
-	uint32_t rkey = 0;		// RETH; its DMA length is len
+	uint32_t rkey = 0;		// RETH
+	std::optional<uint32_t> dma_len; // RETH; len if unset
+	uint32_t feth = 1;		// FLUSH: global visibility of a range
 	bool bad_icrc = false;		// flip one random bit of the ICRC
 };
 

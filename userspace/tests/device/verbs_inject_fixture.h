@@ -122,6 +122,9 @@ protected:
 
 	bool ud() const { return GetParam() == IBV_QPT_UD; }
 
+	// The RC or UC QP's remote access flags.
+	virtual int qp_access() const { return IBV_ACCESS_REMOTE_WRITE; }
+
 	roce::Transport transport() const
 	{
 		return GetParam() == IBV_QPT_RC	  ? roce::Transport::RC :
@@ -292,7 +295,7 @@ private:
 
 		Link l;
 		l.mtu = IBV_MTU_1024;
-		l.access = IBV_ACCESS_REMOTE_WRITE;
+		l.access = qp_access();
 		l.rq_psn = kPsn;
 		ASSERT_TRUE(to_init(qp_.get(), l));
 		ASSERT_TRUE(to_rtr(qp_.get(), 0x123, dgid, sgid, l));
