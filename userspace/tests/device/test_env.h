@@ -52,7 +52,8 @@ inline void open_test_device(Context &ctx, std::string *name = nullptr)
 	ASSERT_TRUE(ctx) << "cannot open " << n;
 }
 
-// Whether the device under test is sroce (by its vendor ID).  On sroce
+// Whether the device under test is sroce: by its vendor ID and part ID
+// (rdma_rxe has the same vendor ID, 0xFFFFFF, and part ID 0).  On sroce
 // every capability it advertises and every debugfs count is asserted; a
 // case may skip for want of one only on another driver (rdma_rxe), and
 // says so.
@@ -63,7 +64,8 @@ inline bool testing_sroce()
 		ibv_device_attr a{};
 
 		return ctx && !ibv_query_device(ctx.get(), &a) &&
-		       a.vendor_id == SROCE_VENDOR_ID;
+		       a.vendor_id == SROCE_VENDOR_ID &&
+		       a.vendor_part_id == SROCE_VENDOR_PART_ID;
 	}();
 	return is;
 }

@@ -27,15 +27,6 @@ constexpr uint64_t kDevFlushGlobal = 1ull << 38;
 constexpr uint64_t kDevFlushPersistent = 1ull << 39;
 constexpr uint64_t kDevAtomicWrite = 1ull << 40;
 
-// testing_sroce() goes by the vendor ID, which rdma_rxe shares
-// (0xFFFFFF): the test bed's SROCE_DRIVER says which driver it set up.
-bool sroce_under_test()
-{
-	const char *drv = std::getenv("SROCE_DRIVER");
-
-	return testing_sroce() && !(drv && *drv && std::string(drv) != "sroce");
-}
-
 constexpr uint64_t kWord1 = 0x0123456789abcdefull;
 constexpr uint64_t kWord2 = 0xfedcba9876543210ull;
 
@@ -50,7 +41,7 @@ protected:
 		ASSERT_EQ(ibv_query_device_ex(ctx_.get(), nullptr, &ex), 0);
 		caps_ = ex.device_cap_flags_ex;
 		if (!(caps_ & kDevAtomicWrite)) {
-			ASSERT_FALSE(sroce_under_test())
+			ASSERT_FALSE(testing_sroce())
 				<< "sroce does not announce ATOMIC_WRITE";
 			GTEST_SKIP() << not_sroce("ATOMIC WRITE");
 		}
@@ -97,7 +88,7 @@ protected:
 TEST_F(RcPmem, CapabilitiesAreAnnounced)
 {
 	EXPECT_TRUE(caps_ & kDevAtomicWrite);
-	if (!sroce_under_test())
+	if (!testing_sroce())
 		return;
 	EXPECT_FALSE(caps_ & kDevFlushPersistent)
 		<< "sroce cannot make memory persistent";
@@ -147,7 +138,7 @@ TEST_F(RcPmem, AtomicWritePlacesTheWord)
 // such a WR otherwise (6.12: it completed with REM_ACCESS_ERR).
 TEST_F(RcPmem, AtomicWriteThroughPostSend)
 {
-	if (!sroce_under_test())
+	if (!testing_sroce())
 		GTEST_SKIP() << not_sroce("ibv_post_send() of IBV_WR_ATOMIC_WRITE "
 					  "with wr.rdma (sroce's reading)");
 	End a, b;
@@ -191,7 +182,7 @@ TEST_F(RcPmem, AtomicWriteThroughPostSend)
 // posted (sroce's provider; the IBA leaves it to the implementation).
 TEST_F(RcPmem, AtomicWriteOfAnotherLengthIsRefused)
 {
-	if (!sroce_under_test())
+	if (!testing_sroce())
 		GTEST_SKIP() << not_sroce("refusing ATOMIC WRITEs of 4 bytes at "
 					  "post time");
 	End a, b;
