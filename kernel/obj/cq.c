@@ -146,15 +146,17 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 		  bool solicited)
 {
 	struct sroce_queue *q = &cq->queue;
-	atomic_t *flags = sroce_queue_flags(q);
 	u32 want = SROCE_CQ_ARM_NEXT | (solicited ? SROCE_CQ_ARM_SOLICITED : 0);
 	bool notify = false;
 	unsigned long irqflags;
+	atomic_t *flags;
 	u32 cons;
 
 	spin_lock_irqsave(&cq->post_lock, irqflags);
 	if (cq->overflowed)
 		goto err_overflow;
+	/* the ring in force: resize_cq swaps it under post_lock */
+	flags = sroce_queue_flags(q);
 	/*
 	 * Acquire pairs with the consumer's release store: the slot is not
 	 * overwritten before the consumer has finished copying it out.  A
