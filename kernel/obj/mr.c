@@ -380,7 +380,9 @@ static struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	int err;
 
 	might_sleep();
-	/* ib_core drops IB_MR_REREG_PD for the PD the MR is in already */
+	/* Not a change: ib_core may pass the flag for the MR's own PD (6.12). */
+	if ((flags & IB_MR_REREG_PD) && ibpd == mr->pd)
+		flags &= ~IB_MR_REREG_PD;
 	if (!flags)
 		return NULL;
 	if (!mr->umem || (flags & ~IB_MR_REREG_SUPPORTED))
