@@ -70,6 +70,7 @@ static int sroce_cq_create(struct ib_cq *ibcq,
 	cq->user = udata;
 	spin_lock_init(&cq->post_lock);
 	spin_lock_init(&cq->poll_lock);
+	mutex_init(&cq->resize_mutex);
 
 	err = sroce_queue_init(&cq->queue, roundup_pow_of_two(attr->cqe),
 			       ilog2(sizeof(struct sroce_cqe)),
@@ -108,6 +109,7 @@ static int sroce_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata)
 
 	sroce_queue_cleanup(&cq->queue);
 	ida_free(&sdev->cq_ida, cq->cqn);
+	mutex_destroy(&cq->resize_mutex);
 	sroce_obj_put(SROCE_OBJ_CQ);
 	return 0;
 }
@@ -144,15 +146,17 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 		  bool solicited)
 {
 	struct sroce_queue *q = &cq->queue;
-	atomic_t *flags = sroce_queue_flags(q);
 	u32 want = SROCE_CQ_ARM_NEXT | (solicited ? SROCE_CQ_ARM_SOLICITED : 0);
 	bool notify = false;
 	unsigned long irqflags;
+	atomic_t *flags;
 	u32 cons;
 
 	spin_lock_irqsave(&cq->post_lock, irqflags);
 	if (cq->overflowed)
 		goto err_overflow;
+	/* the ring in force: resize_cq swaps it under post_lock */
+	flags = sroce_queue_flags(q);
 	/*
 	 * Acquire pairs with the consumer's release store: the slot is not
 	 * overwritten before the consumer has finished copying it out.  A
@@ -314,15 +318,162 @@ static int sroce_cq_req_notify(struct ib_cq *ibcq,
 	if (cq->user)
 		return -EINVAL;
 
+	/* poll_lock: the arm goes into the ring in force (resize_cq). */
+	spin_lock_irqsave(&cq->poll_lock, irqflags);
 	/* (1) and (2): a fully ordered RMW, see the top of the file. */
 	atomic_fetch_or(arm, sroce_queue_flags(q));
-	if (!(flags & IB_CQ_REPORT_MISSED_EVENTS))
-		return 0;
-
-	spin_lock_irqsave(&cq->poll_lock, irqflags);
 	empty = sroce_ring_empty(sroce_queue_peer_producer(q), cq->consumer);
 	spin_unlock_irqrestore(&cq->poll_lock, irqflags);
-	return !empty;
+	return (flags & IB_CQ_REPORT_MISSED_EVENTS) && !empty;
+}
+
+/*
+ * The consumer counter of the ring in force: the provider's, read from
+ * shared memory (anything; the caller checks it), or poll_cq's.
+ */
+static u32 sroce_cq_consumer(struct sroce_cq *cq)
+{
+	return cq->user ? sroce_queue_peer_consumer(&cq->queue) : cq->consumer;
+}
+
+/* Copy CQEs [from, to) of the ring in force into @q, at the same counters. */
+static void sroce_cq_copy(struct sroce_cq *cq, struct sroce_queue *q,
+			  u32 from, u32 to)
+{
+	for (; from != to; from++)
+		memcpy(sroce_queue_slot(q, from),
+		       sroce_queue_slot(&cq->queue, from),
+		       sizeof(struct sroce_cqe));
+}
+
+/*
+ * The first, lock-free part of a user CQ's resize: copy what the ring
+ * holds now into @q and return the producer copied up to.  The slots of
+ * [consumer, producer) are not written while the copy runs: the producer
+ * only fills slots the consumer has freed.  Those the consumer frees
+ * meanwhile may be refilled, so some copies may be stale; sroce_cq_swap()
+ * keeps only the CQEs still unconsumed when it holds both locks, which
+ * this copied intact (a slot is refilled only after its CQE was consumed),
+ * and copies the rest.  So interrupts stay off only for what arrived
+ * meanwhile.
+ */
+static int sroce_cq_copy_bulk(struct sroce_cq *cq, struct sroce_queue *q,
+			      u32 *copied)
+{
+	unsigned long irqflags;
+	u32 cons, prod;
+
+	lockdep_assert_held(&cq->resize_mutex);
+	spin_lock_irqsave(&cq->poll_lock, irqflags);
+	spin_lock(&cq->post_lock);
+	cons = sroce_cq_consumer(cq);
+	prod = cq->producer;
+	spin_unlock(&cq->post_lock);
+	spin_unlock_irqrestore(&cq->poll_lock, irqflags);
+	if (!sroce_ring_valid(prod, cons, cq->queue.num_slots))
+		return -EINVAL;
+	sroce_cq_copy(cq, q, cons, prod);
+	*copied = prod;
+	return 0;
+}
+
+/*
+ * The second part, with every poster and kernel poller locked out: check
+ * that the unconsumed CQEs fit @cqe, copy those sroce_cq_copy_bulk() did
+ * not, carry the counters and the flags (arm bits, OVERFLOW) over, and
+ * make @q the ring in force.  @q then holds the old ring.
+ */
+static int sroce_cq_swap(struct sroce_cq *cq, struct sroce_queue *q,
+			 u32 copied, u32 cqe)
+{
+	struct sroce_queue *cur = &cq->queue;
+	unsigned long irqflags;
+	u32 cons, from;
+	int err = 0;
+
+	lockdep_assert_held(&cq->resize_mutex);
+	spin_lock_irqsave(&cq->poll_lock, irqflags);
+	spin_lock(&cq->post_lock);
+	cons = sroce_cq_consumer(cq);
+	if (!sroce_ring_valid(cq->producer, cons, cur->num_slots) ||
+	    cq->producer - cons > cqe) {
+		err = -EINVAL;
+		goto out;
+	}
+	/*
+	 * The bulk copy covered [its consumer, copied); copied lies in
+	 * [cons, producer] unless the consumer has passed it since.  (A user
+	 * consumer that moved back gets zeroes for what it gave up: its loss.)
+	 */
+	from = cq->user && copied - cons <= cq->producer - cons ? copied : cons;
+	sroce_cq_copy(cq, q, from, cq->producer);
+	atomic_set(sroce_queue_flags(q), atomic_read(sroce_queue_flags(cur)));
+	sroce_queue_publish_consumer(q, cons);
+	sroce_queue_publish_producer(q, cq->producer);
+	cq->consumer = cons;
+	swap(*cur, *q);
+	cq->ibcq.cqe = cur->num_slots;
+out:
+	spin_unlock(&cq->post_lock);
+	spin_unlock_irqrestore(&cq->poll_lock, irqflags);
+	return err;
+}
+
+/*
+ * resize_cq, for user and kernel CQs: a new ring of at least @cqe slots
+ * takes over the unconsumed CQEs in order, at the same counter values, so
+ * the consumer carries on where it was.  Refused with -EINVAL if more than
+ * @cqe CQEs are unconsumed, or @cqe is out of range.  A user CQ's provider
+ * must not poll or arm it meanwhile (it holds its CQ lock): the consumer
+ * counter is read from the old ring, and the new ring's mmap key is in the
+ * response.  The old ring's memory goes when the provider unmaps it.
+ */
+static int sroce_cq_resize(struct ib_cq *ibcq, int cqe,
+			   struct ib_udata *udata)
+{
+	struct sroce_cq *cq = to_sroce_cq(ibcq);
+	struct sroce_create_cq_resp resp = {};
+	struct sroce_queue q = {};
+	struct ib_ucontext *uctx;
+	u32 copied = 0;
+	int err;
+
+	if (cqe < 1 || cqe > SROCE_MAX_CQE)
+		return -EINVAL;
+	if (!udata != !cq->user)
+		return -EINVAL;
+	uctx = sroce_verbs_ucontext(udata, sizeof(resp));
+	if (IS_ERR(uctx))
+		return PTR_ERR(uctx);
+
+	mutex_lock(&cq->resize_mutex);
+	err = sroce_queue_init(&q, roundup_pow_of_two(cqe),
+			       ilog2(sizeof(struct sroce_cqe)), uctx);
+	if (err)
+		goto out_unlock;
+	/* Before the swap, which cannot be undone: a fault leaves all as was. */
+	if (udata) {
+		resp.mmap_key = sroce_queue_mmap_key(&q);
+		resp.mmap_len = q.len;
+		resp.cqn = cq->cqn;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto out_cleanup;
+	}
+	/*
+	 * Only a user CQ's CQEs stay in their slots until consumed; a kernel
+	 * CQ's move under its locks (sroce_cq_discard_qp()), so they are all
+	 * copied with the locks held.
+	 */
+	if (cq->user)
+		err = sroce_cq_copy_bulk(cq, &q, &copied);
+	if (!err)
+		err = sroce_cq_swap(cq, &q, copied, cqe);
+out_cleanup:
+	sroce_queue_cleanup(&q);	/* the new ring, or on success the old */
+out_unlock:
+	mutex_unlock(&cq->resize_mutex);
+	return err;
 }
 
 const struct ib_device_ops sroce_cq_ops = {
@@ -330,6 +481,7 @@ const struct ib_device_ops sroce_cq_ops = {
 	.destroy_cq = sroce_cq_destroy,
 	.poll_cq = sroce_cq_poll,
 	.req_notify_cq = sroce_cq_req_notify,
+	.resize_cq = sroce_cq_resize,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 };

@@ -2,6 +2,7 @@
 #ifndef SROCE_CQ_H
 #define SROCE_CQ_H
 
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
@@ -34,7 +35,12 @@ enum sroce_cqe_wc_flags {
  *    A user CQ's consumer is the provider's business.
  *  - The arm bits in the shared flags word are changed only by atomic
  *    read-modify-write operations, by the consumer (arming) and by posters
- *    under post_lock (disarming).
+ *    under post_lock (disarming).  A kernel consumer arms under poll_lock.
+ *  - queue (the ring itself) changes only in resize_cq, with resize_mutex,
+ *    poll_lock and post_lock held: a holder of either spinlock sees one
+ *    ring throughout.  resize_mutex serialises resizes (uverbs holds the
+ *    CQ only for reading, so two threads may resize it at once).
+ *  - Lock order: resize_mutex > poll_lock > post_lock.
  */
 struct sroce_cq {
 	struct ib_cq ibcq;
@@ -46,6 +52,7 @@ struct sroce_cq {
 	u32 consumer;			/* kernel CQ: next CQE poll_cq reads */
 	u32 cqn;
 	bool user;			/* mapped by a provider */
+	struct mutex resize_mutex;	/* resizes; see above */
 };
 
 static inline struct sroce_cq *to_sroce_cq(struct ib_cq *ibcq)

@@ -345,6 +345,78 @@ static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/* A failed rereg lets binds onto the MR again (sroce_mr_retire()). */
+static void sroce_mr_unretire(struct sroce_mr *mr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	mr->dying = false;
+	spin_unlock_irqrestore(&mr->lock, flags);
+}
+
+/*
+ * rereg_user_mr: "conceptually, deregister followed by register"
+ * (ibv_rereg_mr(3)), and done so: a whole new MR, with a new key, from the
+ * old one's start, length, iova, access and PD and the ones @flags change.
+ * ib_core puts it in the old one's place and deregisters the old one
+ * before the command returns (rdma_assign_uobject()), which, as any
+ * dereg, erases the old key and waits for the data path's references.
+ * The fields of a user MR never change once published (the head of the
+ * file), so the data path sees either MR whole, never one half-updated,
+ * and once the command returns the old key reaches nothing.  An MR with
+ * memory windows bound fails with -EBUSY, as dereg would, and takes no new
+ * binds while the new MR is made (dying), so that the old one's dereg
+ * cannot fail.  On failure the old MR is unchanged.  The new MR counts
+ * against max_mr meanwhile: at the limit, rereg fails with -ENOMEM.  The
+ * uverbs core has refused flags outside IB_MR_REREG_SUPPORTED and a
+ * translation whose start and iova differ in their page offset.  Nothing
+ * left to change (NULL): ib_core keeps the MR as it is.
+ */
+static struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
+					 u64 start, u64 length, u64 iova,
+					 int access, struct ib_pd *ibpd,
+					 struct ib_udata *udata)
+{
+	struct sroce_mr *mr = to_sroce_mr(ibmr);
+	struct ib_mr *new;
+	int err;
+
+	might_sleep();
+	/* Not a change: ib_core may pass the flag for the MR's own PD (6.12). */
+	if ((flags & IB_MR_REREG_PD) && ibpd == mr->pd)
+		flags &= ~IB_MR_REREG_PD;
+	if (!flags)
+		return NULL;
+	if (!mr->umem || (flags & ~IB_MR_REREG_SUPPORTED))
+		return ERR_PTR(-EINVAL);
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		length = mr->length;
+		iova = mr->iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (!(flags & IB_MR_REREG_PD))
+		ibpd = mr->pd;
+
+	err = sroce_mr_retire(mr);
+	if (err)
+		return ERR_PTR(err);
+	new = sroce_reg_user_mr(ibpd, start, length, iova, access, udata);
+	if (IS_ERR(new)) {
+		sroce_mr_unretire(mr);
+		return new;
+	}
+	/* ib_core sets these on registration, not on this path */
+	new->iova = iova;
+	new->length = length;
+	return new;
+}
+
 static bool sroce_mr_in_bounds(const struct sroce_mr *mr, u64 iova, u64 len)
 {
 	u64 start = READ_ONCE(mr->iova), size = READ_ONCE(mr->length);
@@ -880,5 +952,6 @@ const struct ib_device_ops sroce_mr_ops = {
 	.get_dma_mr = sroce_get_dma_mr,
 	.map_mr_sg = sroce_map_mr_sg,
 	.reg_user_mr = sroce_reg_user_mr,
+	.rereg_user_mr = sroce_rereg_user_mr,
 	.dereg_mr = sroce_dereg_mr,
 };

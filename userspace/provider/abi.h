@@ -72,6 +72,12 @@ static_assert(offsetof(struct sroce_create_cq_resp, mmap_key) == 0 &&
 	      offsetof(struct sroce_create_cq_resp, cqn) == 12,
 	      "sroce_create_cq_resp layout");
 
+/* RESIZE_CQ (ibv_resize_cq): the CREATE_CQ tail, for the new ring */
+SROCE_REPLY(sroce_resize_cq_reply, struct ib_uverbs_resize_cq_resp,
+	    struct sroce_create_cq_resp);
+static_assert(sizeof(union sroce_resize_cq_reply) == 24,
+	      "8-byte core response + 16-byte sroce tail");
+
 /* CREATE_AH (ibv_create_ah) */
 SROCE_REPLY(sroce_create_ah_reply, struct ib_uverbs_create_ah_resp,
 	    struct sroce_create_ah_resp);

@@ -47,6 +47,8 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.query_srq = sroce_srq_query,
 	.reg_mr = sroce_mr_reg,
 	.req_notify_cq = sroce_cq_req_notify,
+	.rereg_mr = sroce_mr_rereg,
+	.resize_cq = sroce_cq_resize,
 };
 
 /*

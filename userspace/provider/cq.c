@@ -14,7 +14,8 @@
  * Locking: cq->lock serialises the process's pollers, which share the
  * private consumer counter; a poll that finds the ring empty takes no lock.
  * Extended polling holds the lock from start_poll to end_poll.  Arming
- * needs no lock (an atomic OR).
+ * is an atomic OR, under the lock only so that it lands in the ring in
+ * force while resize_cq swaps rings.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -208,8 +209,75 @@ int sroce_cq_destroy(struct ibv_cq *ibcq)
 		return ret;
 
 	munmap(cq->ring, cq->map_len);
+	while (cq->retired) {
+		struct sroce_cq_retired *r = cq->retired;
+
+		cq->retired = r->next;
+		munmap(r->ring, r->len);
+		free(r);
+	}
 	sroce_cq_free(cq);
 	return 0;
+}
+
+/*
+ * A ring replaced by resize_cq.  sroce_cq_poll() reads the ring's counters
+ * without the lock, so a poller may still hold the old address: it is
+ * mapped over with zeroed anonymous memory (which reads as an empty ring
+ * and costs no memory until written) rather than unmapped, and the address
+ * range is released with the CQ.  If even that fails, the old ring stays.
+ */
+static void sroce_cq_retire(struct sroce_cq *cq, struct sroce_ring_hdr *old,
+			    size_t len)
+{
+	struct sroce_cq_retired *r = malloc(sizeof(*r));
+
+	if (!r)
+		return;
+	if (mmap(old, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		 -1, 0) == MAP_FAILED) {
+		free(r);
+		return;
+	}
+	r->ring = old;
+	r->len = len;
+	r->next = cq->retired;
+	cq->retired = r;
+}
+
+/*
+ * The kernel copies the unpolled CQEs into a new ring at the same counters
+ * and swaps rings; the old ring then receives nothing more.  The lock keeps
+ * this process's pollers and arming off both rings meanwhile (the kernel
+ * reads the consumer counter from the old one and carries the flags over).
+ * If the new ring cannot be mapped after the kernel swapped, the CQ is
+ * lost to this process (an error is logged); it can still be destroyed.
+ */
+int sroce_cq_resize(struct ibv_cq *ibcq, int cqe)
+{
+	struct sroce_context *ctx = to_sroce_ctx(ibcq->context);
+	struct sroce_cq *cq = to_sroce_cq(ibcq);
+	struct verbs_cmd_resize_cq cmd = {};
+	union sroce_resize_cq_reply reply = {};
+	struct sroce_ring_hdr *old;
+	size_t old_len;
+	int ret;
+
+	pthread_spin_lock(&cq->lock);
+	old = cq->ring;
+	old_len = cq->map_len;
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &reply.core,
+				sizeof(reply));
+	if (!ret) {
+		ret = sroce_cq_map(ctx, cq, &reply.tail.drv);
+		if (ret)
+			sroce_err(ctx, "CQ %u: resized ring not mapped (%d)",
+				  cq->cqn, ret);
+		else
+			sroce_cq_retire(cq, old, old_len);
+	}
+	pthread_spin_unlock(&cq->lock);
+	return ret;
 }
 
 static void sroce_cq_to_wc(const struct sroce_cqe *slot, struct ibv_wc *wc)
@@ -272,8 +340,10 @@ int sroce_cq_req_notify(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct sroce_cq *cq = to_sroce_cq(ibcq);
 
+	pthread_spin_lock(&cq->lock);
 	sroce_ring_flags_set(&cq->ring->flags, solicited_only ?
 			     SROCE_CQ_ARM_SOLICITED : SROCE_CQ_ARM_NEXT);
+	pthread_spin_unlock(&cq->lock);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
  * driver data travels either way.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "sroce.h"
@@ -45,4 +46,27 @@ int sroce_mr_dereg(struct verbs_mr *vmr)
 
 	free(to_sroce_mr(&vmr->ibv_mr));
 	return 0;
+}
+
+/*
+ * The kernel registers the new translation, PD or access under a new key
+ * and deregisters the old MR in the same command, so the MR's lkey and
+ * rkey change (ibv_cmd_rereg_mr() updates them) and the old key no longer
+ * reaches anything; libibverbs updates pd, addr and length.  The hca_va of
+ * a new translation is its address, as for ibv_reg_mr().  On failure the
+ * MR is as it was.
+ */
+int sroce_mr_rereg(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access)
+{
+	struct verbs_cmd_rereg_mr cmd = {};
+	struct ib_uverbs_rereg_mr_resp resp = {};
+	int ret;
+
+	ret = ibv_cmd_rereg_mr(vmr, (uint32_t)flags, addr, length,
+			       (uintptr_t)addr, access, pd, &cmd, sizeof(cmd),
+			       &resp, sizeof(resp));
+	if (ret)
+		errno = ret;
+	return ret;
 }

@@ -85,6 +85,14 @@ struct sroce_cq {
 	uint32_t polled;
 	uint32_t avail;
 	struct sroce_cqe cur;
+	struct sroce_cq_retired *retired;	/* rings resize_cq replaced */
+};
+
+/* An old CQ ring's address range, kept until the CQ goes (cq.c). */
+struct sroce_cq_retired {
+	struct sroce_cq_retired *next;
+	struct sroce_ring_hdr *ring;
+	size_t len;
 };
 
 /*
@@ -211,6 +219,7 @@ struct ibv_cq_ex *sroce_cq_create_ex(struct ibv_context *ibctx,
 int sroce_cq_destroy(struct ibv_cq *ibcq);
 int sroce_cq_poll(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int sroce_cq_req_notify(struct ibv_cq *ibcq, int solicited_only);
+int sroce_cq_resize(struct ibv_cq *ibcq, int cqe);
 
 /* pd.c */
 struct ibv_pd *sroce_pd_alloc(struct ibv_context *ibctx);
@@ -228,6 +237,8 @@ int sroce_mcast_detach(struct ibv_qp *ibqp, const union ibv_gid *gid,
 struct ibv_mr *sroce_mr_reg(struct ibv_pd *ibpd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int sroce_mr_dereg(struct verbs_mr *vmr);
+int sroce_mr_rereg(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access);
 
 /* mw.c */
 struct ibv_mw *sroce_mw_alloc(struct ibv_pd *ibpd, enum ibv_mw_type type);

@@ -577,6 +577,40 @@ VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, comp_channel);
 VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, reserved);
 VERBS_CMD_SIZE(verbs_cmd_create_cq, ib_uverbs_create_cq, 40);
 
+/* DECLARE_CMD of IB_USER_VERBS_CMD_RESIZE_CQ */
+struct verbs_cmd_resize_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 cq_handle;
+	__u32 cqe;
+};
+VERBS_CMD_MEMBER(verbs_cmd_resize_cq, ib_uverbs_resize_cq, response);
+VERBS_CMD_MEMBER(verbs_cmd_resize_cq, ib_uverbs_resize_cq, cq_handle);
+VERBS_CMD_MEMBER(verbs_cmd_resize_cq, ib_uverbs_resize_cq, cqe);
+VERBS_CMD_SIZE(verbs_cmd_resize_cq, ib_uverbs_resize_cq, 24);
+
+/* DECLARE_CMD of IB_USER_VERBS_CMD_REREG_MR */
+struct verbs_cmd_rereg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 mr_handle;
+	__u32 flags;
+	__aligned_u64 start;
+	__aligned_u64 length;
+	__aligned_u64 hca_va;
+	__u32 pd_handle;
+	__u32 access_flags;
+};
+VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, response);
+VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, mr_handle);
+VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, flags);
+VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, start);
+VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, length);
+VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, hca_va);
+VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, pd_handle);
+VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, access_flags);
+VERBS_CMD_SIZE(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, 56);
+
 /* kern-abi.h:182 (DECLARE_CMD of IB_USER_VERBS_CMD_CREATE_QP) */
 struct verbs_cmd_create_qp {
 	struct ib_uverbs_cmd_hdr hdr;
@@ -729,6 +763,17 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 
 /*
+ * driver.h (v44).  rereg_mr fills in the whole command from its arguments
+ * (pd_handle only with IBV_REREG_MR_CHANGE_PD) and sets vmr's keys from
+ * the response; libibverbs' ibv_rereg_mr() updates pd, addr and length.
+ */
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct verbs_cmd_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
+
+/*
  * driver.h:646-650.  alloc_mw fills in the command's pd_handle and mw_type
  * itself, and mw's context, pd, rkey, handle and type from the response.
  */
@@ -751,6 +796,14 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+
+/*
+ * driver.h (v44).  resize_cq fills in the command's cq_handle and cqe and
+ * sets cq->cqe from the response.
+ */
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
+		      struct verbs_cmd_resize_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
 
 /*
  * driver.h:656-663 (cmd_cq.c:144-174).  create_cq_ex accepts the FLAGS and

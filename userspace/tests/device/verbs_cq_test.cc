@@ -174,15 +174,6 @@ TEST_F(CompletionQueue, MaxSizeSucceedsOrFailsWithEnomem)
 	EXPECT_EQ(ibv_req_notify_cq(cq.get(), 0), 0);
 }
 
-// There is no resize_cq: a CQ keeps the size it was created with.
-TEST_F(CompletionQueue, ResizeIsNotSupported)
-{
-	Cq cq(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
-	ASSERT_TRUE(cq) << std::strerror(errno);
-	EXPECT_EQ(ibv_resize_cq(cq.get(), 128), EOPNOTSUPP);
-	EXPECT_EQ(cq->cqe, 64);
-}
-
 TEST_F(CompletionQueue, RefusesSizesOutsideTheLimits)
 {
 	for (int cqe : {0, -1, attr_.max_cqe + 1, 1 << 30}) {
