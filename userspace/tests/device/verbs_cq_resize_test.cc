@@ -27,25 +27,10 @@ namespace {
 using namespace rc;
 using namespace std::chrono_literals;
 
-// testing_sroce() goes by the vendor ID, which rdma_rxe shares (0xFFFFFF);
-// the vendor part ID tells them apart.
-bool is_sroce()
-{
-	static const bool is = [] {
-		Context ctx = open_device(test_device_name());
-		ibv_device_attr a{};
-
-		return testing_sroce() && ctx &&
-		       !ibv_query_device(ctx.get(), &a) &&
-		       a.vendor_part_id == SROCE_VENDOR_PART_ID;
-	}();
-	return is;
-}
-
 // The debugfs object counts on sroce; empty elsewhere.
 std::map<std::string, long> counts()
 {
-	return is_sroce() ? debugfs_counts() : std::map<std::string, long>{};
+	return testing_sroce() ? debugfs_counts() : std::map<std::string, long>{};
 }
 
 class CqResize : public Rc {
@@ -106,12 +91,12 @@ TEST_F(CqResize, GrowKeepsPendingCompletionsInOrder)
 	End a, b;
 	ASSERT_TRUE(pair(a, b, caps(32)));
 	ASSERT_NO_FATAL_FAILURE(deliver(a, b, 0, 20));
-	const long rings = is_sroce() ? debugfs_count("rings") : -1;
+	const long rings = testing_sroce() ? debugfs_count("rings") : -1;
 
 	ASSERT_EQ(ibv_resize_cq(b.rcq.get(), 200), 0);
 	EXPECT_GE(b.rcq->cqe, 200);
 	// the old ring is freed: as many rings as before
-	if (is_sroce()) {
+	if (testing_sroce()) {
 		EXPECT_EQ(debugfs_count("rings"), rings);
 	}
 
@@ -134,7 +119,7 @@ TEST_F(CqResize, ShrinkKeepsPendingCompletionsInOrder)
 	EXPECT_GE(b.rcq->cqe, 40);
 	// A shrink may leave the size as it was (ibv_resize_cq(3)); sroce
 	// rounds up to a power of two and does shrink.
-	if (is_sroce()) {
+	if (testing_sroce()) {
 		EXPECT_EQ(b.rcq->cqe, 64);
 	}
 

@@ -25,25 +25,10 @@ namespace {
 using namespace rc;
 using namespace std::chrono_literals;
 
-// testing_sroce() goes by the vendor ID, which rdma_rxe shares (0xFFFFFF);
-// the vendor part ID tells them apart.
-bool is_sroce()
-{
-	static const bool is = [] {
-		Context ctx = open_device(test_device_name());
-		ibv_device_attr a{};
-
-		return testing_sroce() && ctx &&
-		       !ibv_query_device(ctx.get(), &a) &&
-		       a.vendor_part_id == SROCE_VENDOR_PART_ID;
-	}();
-	return is;
-}
-
 // The debugfs object counts on sroce; empty elsewhere.
 std::map<std::string, long> counts()
 {
-	return is_sroce() ? debugfs_counts() : std::map<std::string, long>{};
+	return testing_sroce() ? debugfs_counts() : std::map<std::string, long>{};
 }
 
 constexpr size_t kLen = 8192;
@@ -58,7 +43,7 @@ protected:
 		errno = 0;
 		const int r = ibv_rereg_mr(mr, flags, pd, addr, len, access);
 		const int saved = errno;
-		if (r && saved == EOPNOTSUPP && !is_sroce())
+		if (r && saved == EOPNOTSUPP && !testing_sroce())
 			unsupported_ = true;
 		if (e)
 			*e = saved;
@@ -131,7 +116,7 @@ protected:
 TEST_F(MrRereg, ChangeTranslationMovesTheRegion)
 {
 	ASSERT_NO_FATAL_FAILURE(SetUpPair());
-	const long mrs = is_sroce() ? debugfs_count("mrs") : -1;
+	const long mrs = testing_sroce() ? debugfs_count("mrs") : -1;
 	Buffer fresh = patterned(kLen, 2);
 	const Buffer old_image = patterned(kLen, 1);
 	uint8_t *const old_addr = mem_.buf.data();
@@ -144,7 +129,7 @@ TEST_F(MrRereg, ChangeTranslationMovesTheRegion)
 	EXPECT_EQ(mem_.mr->addr, fresh.data());
 	EXPECT_EQ(mem_.mr->length, kLen);
 	EXPECT_EQ(mem_.mr->pd, pd_.get());
-	if (is_sroce()) {
+	if (testing_sroce()) {
 		EXPECT_EQ(debugfs_count("mrs"), mrs);
 	}
 
@@ -378,7 +363,7 @@ TEST_F(MrRereg, RereggedMrLeavesNothingBehind)
 				IBV_REREG_MR_CHANGE_TRANSLATION |
 					IBV_REREG_MR_CHANGE_PD,
 				pd_.get(), r.buf.data(), kLen, 0), 0);
-		if (is_sroce()) {
+		if (testing_sroce()) {
 			EXPECT_EQ(debugfs_count("mrs"), before.at("mrs") + 1);
 		}
 		r.mr.reset();
@@ -392,7 +377,7 @@ TEST_F(MrRereg, RereggedMrLeavesNothingBehind)
 // gone it succeeds.  Only on sroce: rdma_rxe does not check.
 TEST_F(MrRereg, BoundWindowFailsWithEbusy)
 {
-	if (!is_sroce())
+	if (!testing_sroce())
 		GTEST_SKIP() << not_sroce("refusal of rereg with bound windows");
 	ASSERT_NO_FATAL_FAILURE(SetUpPair(kMrAll | IBV_ACCESS_MW_BIND));
 	Mw mw(ibv_alloc_mw(pd_.get(), IBV_MW_TYPE_1));
