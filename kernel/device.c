@@ -52,6 +52,7 @@
 #include "dp/net.h"
 #include "dp/post.h"
 #include "obj/ah.h"
+#include "obj/counter.h"
 #include "obj/cq.h"
 #include "obj/mcast.h"
 #include "obj/mr.h"
@@ -105,6 +106,7 @@ void sroce_device_dealloc_driver(struct ib_device *ibdev)
 	sroce_ah_dev_cleanup(sdev);
 	sroce_mcast_dev_cleanup(sdev);
 	sroce_mr_dev_cleanup(sdev);
+	sroce_counter_dev_cleanup(sdev);
 	ida_destroy(&sdev->pd_ida);
 	ida_destroy(&sdev->cq_ida);
 	ida_destroy(&sdev->srq_ida);
@@ -135,6 +137,7 @@ static void sroce_device_init_ibdev(struct sroce_dev *sdev,
 	sroce_qp_dev_init(sdev);
 	sroce_ah_dev_init(sdev);
 	sroce_mcast_dev_init(sdev);
+	sroce_counter_dev_init(sdev);
 	/*
 	 * The provider's doorbells are the POST_SEND and POST_RECV write
 	 * commands, which ib_core leaves disabled unless the driver asks.
@@ -157,6 +160,7 @@ static const struct ib_device_ops *const sroce_device_ops[] = {
 	&sroce_srq_ops,
 	&sroce_post_ops,
 	&sroce_stats_ops,
+	&sroce_counter_ops,
 };
 
 static void sroce_device_set_ops(struct ib_device *ibdev)

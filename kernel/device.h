@@ -53,6 +53,7 @@ struct sroce_dev {
 	u32 mcast_count;
 	atomic_long_t rx_backlog;	/* bytes queued on QPs' rxq, dp/exec.c */
 	struct sroce_stats __percpu *stats;	/* counters, stats.h */
+	struct xarray counter_xa;	/* QP counter id -> struct sroce_counter */
 	struct list_head stats_node;	/* in stats.c's list of devices */
 };
 

@@ -91,17 +91,24 @@ const char *sroce_stats_drop_name(unsigned int why)
 	return why == SROCE_DROP_NO_DEVICE ? "no_device" : "?";
 }
 
-/* Add the device's counters, summed over the CPUs, to sum. */
-static void sroce_stats_sum(struct sroce_dev *sdev, u64 *sum)
+/* Add the per-CPU counters pc, summed over the CPUs, to sum. */
+static void sroce_stats_sum_percpu(const struct sroce_stats __percpu *pc,
+				   u64 *sum)
 {
 	const struct sroce_stats *c;
 	int cpu, i;
 
 	for_each_possible_cpu(cpu) {
-		c = per_cpu_ptr(sdev->stats, cpu);
+		c = per_cpu_ptr(pc, cpu);
 		for (i = 0; i < SROCE_STATS; i++)
 			sum[i] += READ_ONCE(c->count[i]);
 	}
+}
+
+/* Add the device's counters, summed over the CPUs, to sum. */
+static void sroce_stats_sum(struct sroce_dev *sdev, u64 *sum)
+{
+	sroce_stats_sum_percpu(sdev->stats, sum);
 }
 
 int sroce_stats_dev_init(struct sroce_dev *sdev)
@@ -199,6 +206,55 @@ static int sroce_stats_get(struct ib_device *ibdev,
 	memset(stats->value, 0, sizeof(u64) * SROCE_STATS);
 	sroce_stats_sum(sdev, stats->value);
 	return SROCE_STATS;
+}
+
+/*
+ * The counters that have a meaning per QP, the ones a QP's counter
+ * ("rdma statistic qp") shows; the data path counts them with the
+ * sroce_qp_stats_*() helpers of stats.h.  The others (drops before a QP is
+ * known, transmit errors, link_downed) stay the device's.
+ */
+bool sroce_stats_per_qp(enum sroce_stat s)
+{
+	switch (s) {
+	case SROCE_STAT_SENT_PKTS ... SROCE_STAT_COMP_RETRY:
+	case SROCE_STAT_REQ_ACCESS_ERR:
+	case SROCE_STAT_RESP_ACCESS_ERR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The hw stats of a QP counter.  ib_core indexes them as the port's (it
+ * adds a counter's values to the port's, index by index, and reads every
+ * port index from it), so they have all the port's counters; those
+ * without a per-QP meaning, always zero, are disabled so that "rdma
+ * statistic qp show" does not list them.
+ */
+struct rdma_hw_stats *sroce_stats_alloc_counter(void)
+{
+	struct rdma_hw_stats *stats;
+	int i;
+
+	stats = rdma_alloc_hw_stats_struct(sroce_stats_descs, SROCE_STATS,
+					   RDMA_HW_STATS_DEFAULT_LIFESPAN);
+	if (!stats)
+		return NULL;
+	for (i = 0; i < SROCE_STATS; i++)
+		if (!sroce_stats_per_qp(i))
+			set_bit(i, stats->is_disabled);
+	return stats;
+}
+
+/* Fill a QP counter's hw stats from its per-CPU counts (all zero if !c). */
+void sroce_stats_read_counter(const struct sroce_counter *c,
+			      struct rdma_hw_stats *stats)
+{
+	memset(stats->value, 0, sizeof(u64) * SROCE_STATS);
+	if (c)
+		sroce_stats_sum_percpu(c->stats, stats->value);
 }
 
 const struct ib_device_ops sroce_stats_ops = {

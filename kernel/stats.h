@@ -3,10 +3,12 @@
 #define SROCE_STATS_H
 
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/types.h>
 
 #include "device.h"
 #include "dp/trace.h"
+#include "obj/qp.h"
 
 /*
  * Why the receive path dropped a packet.  Counted per device (the port's
@@ -138,9 +140,44 @@ static inline void sroce_tx_error_count(struct sroce_dev *sdev,
 	sroce_stats_inc(sdev, SROCE_STAT_SEND_ERR);
 }
 
-/* The same for a QP's device (qp: struct sroce_qp *). */
-#define sroce_qp_stats_inc(qp, s) \
-	sroce_stats_inc(to_sroce_dev((qp)->ibqp.device), (s))
+/*
+ * A counter of ib_core's counter API ("rdma statistic qp", kernel/obj/
+ * counter.c): the per-CPU counts of the QPs bound to it, indexed as the
+ * port's.  Only the counters sroce_stats_per_qp() names ever move here.
+ */
+struct sroce_counter {
+	struct sroce_stats __percpu *stats;
+};
+
+bool sroce_stats_per_qp(enum sroce_stat s);
+
+/*
+ * Where the events of a QP are counted: in the counter
+ * it is bound to, if any, else in its device's.  A bound QP's events are in
+ * its counter only: ib_core shows a port's counters as the device's plus
+ * every counter's plus those of counters gone (counters.c's history), so
+ * counting them twice would count them twice there too.
+ *
+ * qp->counter is published with rcu_assign_pointer() by bind and unbind
+ * (kernel/obj/counter.c); the data path reads it from softirq or with
+ * qp->exec_lock held (BHs off), both RCU read-side sections, and unbind
+ * waits for a grace period, so no increment reaches a counter after its
+ * QP has left it.  Unbound, the cost is one pointer test.
+ */
+static inline struct sroce_stats __percpu *sroce_qp_stats(struct sroce_qp *qp)
+{
+	struct sroce_counter *c;
+
+	c = rcu_dereference_check(qp->counter, rcu_read_lock_any_held());
+	if (likely(!c))
+		return to_sroce_dev(qp->ibqp.device)->stats;
+	return c->stats;
+}
+
+/* s: one of the counters sroce_stats_per_qp() names. */
+#define sroce_qp_stats_inc(qp, s) this_cpu_inc(sroce_qp_stats(qp)->count[s])
+#define sroce_qp_stats_add(qp, s, n) \
+	this_cpu_add(sroce_qp_stats(qp)->count[s], (n))
 #define sroce_qp_drop(qp, why) sroce_drop_count_ibqp(&(qp)->ibqp, (why))
 #define sroce_qp_tx_error(qp, why) \
 	sroce_tx_error_count(to_sroce_dev((qp)->ibqp.device), (why))
@@ -151,6 +188,9 @@ int sroce_stats_dev_init(struct sroce_dev *sdev);
 void sroce_stats_dev_cleanup(struct sroce_dev *sdev);
 void sroce_stats_show_drops(struct seq_file *s);
 void sroce_stats_show_tx_errors(struct seq_file *s);
+struct rdma_hw_stats *sroce_stats_alloc_counter(void);
+void sroce_stats_read_counter(const struct sroce_counter *c,
+			      struct rdma_hw_stats *stats);
 
 extern const struct ib_device_ops sroce_stats_ops;
 

@@ -248,13 +248,21 @@ static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb,
 	}
 	/* BTH through ICRC, as sent (sroce_net_xmit()) */
 	trace_sroce_rx(sdev, skb->data, skb->len);
-	sroce_stats_inc(sdev, SROCE_STAT_RCVD_PKTS);
-	sroce_stats_add(sdev, SROCE_STAT_RCVD_BYTES, skb->len);
+	/* a unicast packet's QP counts it, in its QP counter if it has one */
+	qp = NULL;
+	if (sroce_bth_qpn(skb->data) != SROCE_QPN_MULTICAST)
+		qp = sroce_qp_get(sdev, sroce_bth_qpn(skb->data));
+	if (qp) {
+		sroce_qp_stats_inc(qp, SROCE_STAT_RCVD_PKTS);
+		sroce_qp_stats_add(qp, SROCE_STAT_RCVD_BYTES, skb->len);
+	} else {
+		sroce_stats_inc(sdev, SROCE_STAT_RCVD_PKTS);
+		sroce_stats_add(sdev, SROCE_STAT_RCVD_BYTES, skb->len);
+	}
 	if (sroce_bth_qpn(skb->data) == SROCE_QPN_MULTICAST) {
 		sroce_mcast_rx_deliver(sdev, skb);
 		return;
 	}
-	qp = sroce_qp_get(sdev, sroce_bth_qpn(skb->data));
 	if (!qp) {
 		sroce_drop_count_qpn(sdev, sroce_bth_qpn(skb->data),
 				     SROCE_DROP_NO_QP);
@@ -691,10 +699,8 @@ static struct dst_entry *sroce_net_route(struct sroce_qp *qp,
 /* A packet handed on; len is its BTH through ICRC, as rcvd_bytes counts. */
 static void sroce_net_count_sent(struct sroce_qp *qp, unsigned int len)
 {
-	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
-
-	sroce_stats_inc(sdev, SROCE_STAT_SENT_PKTS);
-	sroce_stats_add(sdev, SROCE_STAT_SENT_BYTES, len);
+	sroce_qp_stats_inc(qp, SROCE_STAT_SENT_PKTS);
+	sroce_qp_stats_add(qp, SROCE_STAT_SENT_BYTES, len);
 }
 
 void sroce_net_forget_route(struct sroce_qp *qp)

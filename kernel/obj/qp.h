@@ -22,6 +22,7 @@
 #define SROCE_RC_MAX_ATOMIC_RES SROCE_MAX_QP_RD_ATOM
 
 struct sroce_ah_dest;
+struct sroce_counter;
 struct sroce_dev;
 struct sroce_qp;
 struct sroce_exec_tx_token;
@@ -182,6 +183,12 @@ struct sroce_qp {
 	struct rdma_ah_attr ah_attr;	/* as set, for query; sgid_attr NULL */
 	struct sroce_qp_av av;		/* resolved; valid once ah_attr is */
 	u32 pmtu;			/* path MTU in bytes */
+	/*
+	 * The "rdma statistic qp" counter this QP counts in, or NULL (its
+	 * device's counters): written under mutex by obj/counter.c, read by
+	 * the data path under RCU (stats.h, sroce_qp_stats()).
+	 */
+	struct sroce_counter __rcu *counter;
 
 	/*
 	 * Data path (kernel/dp/exec.c).  The engine runs with exec_lock held

@@ -12,7 +12,10 @@
 //   req_remote_access_errors by exactly one;
 // - a SEND with no receive posted: send_rnr_err and rcvd_rnr_err;
 // - a datagram to a QP number nobody has: rx_drop_no_qp by exactly one,
-//   and debugfs's rx_drops, the sum over all devices, with it.
+//   and debugfs's rx_drops, the sum over all devices, with it;
+// - per-QP counters ("rdma statistic qp", ib_core's counter API): N SENDs
+//   between QPs bound to counters, automatically and by hand, counted in
+//   their counters exactly, and in the port's once.
 // The counters are sroce's; on another driver (rdma_rxe) the cases skip.
 #include <gtest/gtest.h>
 
@@ -20,9 +23,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <functional>
+#include <memory>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -297,6 +304,214 @@ TEST_F(Stats, DatagramToNoQpIsDroppedOnTheDevice)
 	EXPECT_EQ(hw_counter("rx_drop_no_qp") - drops, 1);
 	EXPECT_GE(hw_counter("rcvd_pkts") - rcvd, 1);
 	EXPECT_EQ(rx_drops("no_qp") - module, 1) << "debugfs rx_drops no_qp";
+}
+
+// What a command prints on stdout; rc its exit status.
+std::string command_output(const std::string &cmd, int &rc)
+{
+	std::unique_ptr<FILE, int (*)(FILE *)> p(popen(cmd.c_str(), "r"),
+						 pclose);
+	std::string out;
+	char buf[4096];
+	size_t n;
+
+	rc = -1;
+	if (!p)
+		return out;
+	while ((n = fread(buf, 1, sizeof(buf), p.get())) > 0)
+		out.append(buf, n);
+	rc = pclose(p.release());
+	return out;
+}
+
+int rdma_cmd(const std::string &args)
+{
+	int rc;
+	std::cout << "rdma " << args << "\n"
+		  << command_output("rdma " + args + " 2>&1", rc);
+	return rc;
+}
+
+// One counter of "rdma -j statistic qp show": its number, its QPs and its
+// counts by name.
+struct QpCounter {
+	long cntn = -1;
+	std::vector<uint32_t> qpns;
+	std::map<std::string, long> counts;
+};
+
+// The counters of the device under test's port; the JSON is flat objects
+// whose QP list ("lqpn") holds numbers or ranges ("17-18").
+std::vector<QpCounter> qp_counters()
+{
+	const std::string dev = test_device_name();
+	int rc;
+	const std::string out = command_output(
+		"rdma -j statistic qp show link " + dev + "/1", rc);
+	std::vector<QpCounter> v;
+	static const std::regex obj(R"(\{[^{}]*\})");
+	static const std::regex num(R"re("([a-z_-]+)":([0-9]+))re");
+	static const std::regex lqpn(R"re("lqpn":\[([^\]]*)\])re");
+	static const std::regex qpn(R"re("?([0-9]+)(-([0-9]+))?"?)re");
+
+	std::cout << "rdma -j statistic qp show link " << dev << "/1: " << out;
+	for (std::sregex_iterator o(out.begin(), out.end(), obj), end; o != end;
+	     ++o) {
+		const std::string text = o->str();
+		QpCounter c;
+		for (std::sregex_iterator m(text.begin(), text.end(), num);
+		     m != end; ++m)
+			c.counts[(*m)[1]] = std::stol((*m)[2]);
+		if (c.counts.count("cntn"))
+			c.cntn = c.counts["cntn"];
+		std::smatch l;
+		if (std::regex_search(text, l, lqpn)) {
+			const std::string list = l[1];
+			for (std::sregex_iterator q(list.begin(), list.end(),
+						    qpn);
+			     q != end; ++q) {
+				uint32_t lo = std::stoul((*q)[1]);
+				uint32_t hi = (*q)[3].matched ?
+						      std::stoul((*q)[3]) : lo;
+				for (uint32_t n = lo; n <= hi; n++)
+					c.qpns.push_back(n);
+			}
+		}
+		v.push_back(c);
+	}
+	return v;
+}
+
+// The counter qpn is bound to, if any (cntn -1 if none).
+QpCounter counter_of(uint32_t qpn)
+{
+	for (const auto &c : qp_counters())
+		for (uint32_t q : c.qpns)
+			if (q == qpn)
+				return c;
+	return {};
+}
+
+// Counters bound automatically (auto mode by QP type), by hand (bind,
+// unbind) and the port's counts, which ib_core makes the device's plus the
+// counters' plus those of counters gone: every SEND in them exactly once.
+class StatsQpCounters : public Stats {
+protected:
+	void SetUp() override
+	{
+		ASSERT_NO_FATAL_FAILURE(Stats::SetUp());
+		if (IsSkipped())
+			return;
+		link_ = test_device_name() + "/1";
+		ASSERT_EQ(rdma_cmd("statistic qp set link " + link_ +
+				   " auto type on"),
+			  0);
+		auto_on_ = true;
+	}
+
+	void TearDown() override
+	{
+		if (auto_on_) {
+			EXPECT_EQ(rdma_cmd("statistic qp set link " + link_ +
+					   " auto off"),
+				  0);
+		}
+	}
+
+	// n SENDs of size bytes from a to b, all completed.
+	void sends(End &a, End &b, int n, size_t size)
+	{
+		Buffer src(size * n), dst(size * n);
+		Mr smr(ibv_reg_mr(pd_.get(), src.data(), src.size(), kMrAll));
+		Mr dmr(ibv_reg_mr(pd_.get(), dst.data(), dst.size(), kMrAll));
+		ASSERT_TRUE(smr && dmr) << std::strerror(errno);
+		for (int i = 0; i < n; i++)
+			ASSERT_EQ(post_recv(b.qp.get(), i,
+					    {uintptr_t(dst.data() + i * size),
+					     uint32_t(size), dmr->lkey}),
+				  0);
+		for (int i = 0; i < n; i++)
+			ASSERT_EQ(post_send(a.qp.get(), i, IBV_WR_SEND,
+					    {uintptr_t(src.data() + i * size),
+					     uint32_t(size), smr->lkey}),
+				  0);
+		for (int i = 0; i < n; i++) {
+			ASSERT_TRUE(completes(a.scq.get(), i, IBV_WC_SUCCESS,
+					      IBV_WC_SEND));
+			ASSERT_TRUE(completes(b.rcq.get(), i, IBV_WC_SUCCESS,
+					      IBV_WC_RECV));
+		}
+		// the last ACKs, past ib_core's cache of the counters
+		std::this_thread::sleep_for(kSettle);
+	}
+
+	std::string link_;
+	bool auto_on_ = false;
+};
+
+TEST_F(StatsQpCounters, AutoAndManualBindCountPerQp)
+{
+	constexpr int kN = 16;	// within make_end()'s queues
+	constexpr size_t kSize = 64;
+	const long sends_before = hw_counter("rdma_sends");
+	const long recvs_before = hw_counter("rdma_recvs");
+
+	// auto mode: both RC QPs of this process in one counter
+	End a, b;
+	ASSERT_NO_FATAL_FAILURE(pair(a, b));
+	ASSERT_NO_FATAL_FAILURE(sends(a, b, kN, kSize));
+	QpCounter ca = counter_of(a->qp_num);
+	ASSERT_GE(ca.cntn, 0) << "QP " << a->qp_num << " bound to no counter";
+	EXPECT_EQ(counter_of(b->qp_num).cntn, ca.cntn)
+		<< "auto type: one counter for both RC QPs";
+	EXPECT_EQ(ca.counts["rdma_sends"], kN);
+	EXPECT_EQ(ca.counts["rdma_recvs"], kN);
+	// a SEND each way (and b's ACKs, coalesced or not)
+	EXPECT_GE(ca.counts["sent_pkts"], kN);
+	EXPECT_GE(ca.counts["rcvd_pkts"], kN);
+	EXPECT_GE(ca.counts["sent_bytes"], long(kN * kSize));
+	EXPECT_GE(ca.counts["rcvd_bytes"], long(kN * kSize));
+	EXPECT_EQ(ca.counts["sent_pkts"], ca.counts["rcvd_pkts"])
+		<< "both ends on this device";
+	EXPECT_EQ(ca.counts.count("rx_drop_no_qp"), 0u)
+		<< "a counter lists only counters with a per-QP meaning";
+	// the port counts each SEND once, counter included
+	EXPECT_EQ(hw_counter("rdma_sends") - sends_before, kN);
+	EXPECT_EQ(hw_counter("rdma_recvs") - recvs_before, kN);
+
+	// by hand: a new pair after auto off, c bound alone
+	ASSERT_EQ(rdma_cmd("statistic qp set link " + link_ + " auto off"),
+		  0);
+	auto_on_ = false;
+	End c, d;
+	ASSERT_NO_FATAL_FAILURE(pair(c, d));
+	EXPECT_LT(counter_of(c->qp_num).cntn, 0) << "bound with auto off";
+	ASSERT_EQ(rdma_cmd("statistic qp bind link " + link_ + " lqpn " +
+			   std::to_string(c->qp_num)),
+		  0);
+	ASSERT_NO_FATAL_FAILURE(sends(c, d, kN, kSize));
+	QpCounter cc = counter_of(c->qp_num);
+	ASSERT_GE(cc.cntn, 0) << "QP " << c->qp_num << " not bound";
+	EXPECT_NE(cc.cntn, ca.cntn);
+	EXPECT_EQ(cc.qpns.size(), 1u);
+	EXPECT_EQ(counter_of(d->qp_num).cntn, -1) << "d was not bound";
+	EXPECT_EQ(cc.counts["rdma_sends"], kN);
+	EXPECT_EQ(cc.counts["rdma_recvs"], 0);
+	EXPECT_GE(cc.counts["sent_pkts"], kN);
+	EXPECT_EQ(hw_counter("rdma_sends") - sends_before, 2 * kN);
+	EXPECT_EQ(hw_counter("rdma_recvs") - recvs_before, 2 * kN);
+
+	// unbound, c's counter is gone; its counts stay in the port's
+	ASSERT_EQ(rdma_cmd("statistic qp unbind link " + link_ + " cntn " +
+			   std::to_string(cc.cntn) + " lqpn " +
+			   std::to_string(c->qp_num)),
+		  0);
+	EXPECT_EQ(counter_of(c->qp_num).cntn, -1) << "still bound";
+	ASSERT_NO_FATAL_FAILURE(sends(c, d, kN, kSize));
+	EXPECT_EQ(hw_counter("rdma_sends") - sends_before, 3 * kN);
+	EXPECT_EQ(hw_counter("rdma_recvs") - recvs_before, 3 * kN);
+	// a's counter did not move meanwhile
+	EXPECT_EQ(counter_of(a->qp_num).counts["rdma_sends"], kN);
 }
 
 } // namespace
