@@ -94,6 +94,16 @@ std::optional<uint32_t> icrc(const uint8_t *ip, size_t len);
 Bytes build(const Addr &src, const Addr &dst, const Spec &s,
 	    std::mt19937 &rng);
 
+// The whole IP packet (IPv4 without options or IPv6, as build() makes
+// them) that carries payload in a UDP datagram from src to dst (the same
+// family) to port kUdpPort: any bytes, a RoCE v2 packet or not.
+Bytes udp_datagram(const Addr &src, const Addr &dst, const Bytes &payload,
+		   std::mt19937 &rng);
+
+// Writes the ICRC of a whole IP packet into its last 4 bytes, after a
+// change to what it covers; false (nothing written) where icrc() has none.
+bool set_icrc(Bytes &pkt);
+
 // A raw IP socket of one family that sends whole IP packets.
 class RawSocket {
 public:
