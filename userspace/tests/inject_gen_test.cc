@@ -74,6 +74,7 @@ Target target(bool alt = true)
 	t.rc = LiveQp{0x11, 0xfffff0, 0x000100, 0};	// PSNs that wrap
 	t.uc = LiveQp{0x12, 0x123456, 0x654321, 0};
 	t.ud = LiveQp{0x13, 0, 0, 0x11111111};
+	t.rc_idle = LiveQp{0x14, 0x000005, 0xfffffe, 0};
 	t.pmtu = 1024;
 	return t;
 }
@@ -131,6 +132,8 @@ private:
 
 		if (t_.rc && qpn == t_.rc->qpn)
 			q = &*t_.rc, tr = SROCE_TRANSPORT_RC;
+		else if (t_.rc_idle && qpn == t_.rc_idle->qpn)
+			q = &*t_.rc_idle, tr = SROCE_TRANSPORT_RC;
 		else if (t_.uc && qpn == t_.uc->qpn)
 			q = &*t_.uc, tr = SROCE_TRANSPORT_UC;
 		else if (t_.ud && qpn == t_.ud->qpn)
@@ -330,6 +333,7 @@ TEST(InjectGen, EveryClassAndPromisedReasonOccurs)
 TEST(InjectGen, OnlyWhatTheTargetHas)
 {
 	Target bare = target(false);
+	bare.rc_idle.reset();
 	bare.rc.reset();
 	bare.uc.reset();
 	bare.ud.reset();
@@ -342,6 +346,29 @@ TEST(InjectGen, OnlyWhatTheTargetHas)
 		EXPECT_EQ(m.why(d), sroce::inject::reason_name(d.reason))
 			<< d.kind;
 	}
+}
+
+// With an idle RC QP, every stale datagram is for it and nothing for the
+// live RC QP is: the live traffic's own stale drops stay apart.
+TEST(InjectGen, StaleGoesToTheIdleRcQp)
+{
+	const Target t = target();
+	Generator g(t, 5);
+	int stale = 0;
+
+	for (int i = 0; i < 10000; i++) {
+		const Datagram d = g.next();
+		const size_t bth = ((d.ip[0] >> 4) == 4 ? (d.ip[0] & 0xf) * 4u : 40) + 8;
+		if (d.ip.size() < bth + 8)
+			continue;
+		const uint32_t qpn = uint32_t(d.ip[bth + 5]) << 16 |
+				     d.ip[bth + 6] << 8 | d.ip[bth + 7];
+		if (d.reason == Reason::Stale) {
+			EXPECT_EQ(qpn, t.rc_idle->qpn) << d.kind;
+			stale++;
+		}
+	}
+	EXPECT_GT(stale, 300);
 }
 
 // The names are the module's: kernel/stats.c's rx_drop_ counters, in

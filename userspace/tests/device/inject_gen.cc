@@ -643,9 +643,9 @@ Datagram Generator::wrong_dst()
 // behind the responder's: nothing the QP can act on (see inject_gen.h).
 Datagram Generator::stale()
 {
-	if (!t_.rc)
+	if (!t_.rc && !t_.rc_idle)
 		return wrong_transport();
-	const LiveQp &q = *t_.rc;
+	const LiveQp &q = t_.rc_idle ? *t_.rc_idle : *t_.rc;
 	const Addr &src = t_.own4, &dst = t_.dst4;
 	const uint32_t ahead = q.sq_psn + kPsnFar + below(kPsnFar);
 	Bytes b;

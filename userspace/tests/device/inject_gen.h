@@ -35,7 +35,9 @@
 //   stale           ACKs, NAKs, READ responses and atomic ACKs for PSNs far
 //                   ahead of the RC requester's window; atomic requests far
 //                   behind the RC responder's (duplicates with no saved
-//                   result)
+//                   result); aimed at Target::rc_idle if there is one (live
+//                   RC traffic drops late duplicate ACKs as stale itself,
+//                   which the receiver can then tell apart by QP number)
 //   bad_qkey        UD SENDs with another Q_Key
 //   lost_message    UC MIDDLE and LAST packets from the live peer between
 //                   messages (live UC messages must be one packet each)
@@ -104,6 +106,9 @@ struct Target {
 	roce::Addr spoof4, spoof6;	// addresses of the link nobody has
 	roce::Addr bcast4;		// the broadcast address of dst4's subnet
 	std::optional<LiveQp> rc, uc, ud;
+	// an RC QP connected like rc but idle: nothing outstanding, nothing
+	// to receive
+	std::optional<LiveQp> rc_idle;
 	uint32_t pmtu = 1024;	// the RC and UC QPs' path MTU
 };
 

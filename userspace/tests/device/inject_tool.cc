@@ -23,8 +23,8 @@ using inject::Reason;
 
 const char kUsage[] =
 	"usage: sroce_inject [-n COUNT] [-s SEED] [--rc QPN:SQPSN:RQPSN]\n"
-	"                    [--uc QPN:SQPSN:RQPSN] [--ud QPN:QKEY] "
-	"[--pmtu BYTES]\n"
+	"                    [--rc-idle QPN:SQPSN:RQPSN] [--uc QPN:SQPSN:RQPSN]\n"
+	"                    [--ud QPN:QKEY] [--pmtu BYTES]\n"
 	"                    [--alt ADDR] [--spoof4 ADDR] [--spoof6 ADDR] "
 	"[--bcast ADDR]\n"
 	"                    OWN4 OWN6 DST4 DST6\n"
@@ -43,7 +43,11 @@ const char kUsage[] =
 	"name them with --rc and --uc (QP number, the first PSN the QP sent,\n"
 	"the first PSN it expected: what this host's peer QP printed as the\n"
 	"remote PSN and as its own) and --ud (QP number, Q_Key), and give\n"
-	"the RC and UC QPs' path MTU (--pmtu, default 1024).  The datagrams\n"
+	"the RC and UC QPs' path MTU (--pmtu, default 1024).  --rc-idle is an\n"
+	"RC QP connected like --rc with no traffic at all: if given, the\n"
+	"responses and requests for PSNs far outside the windows (stale) go\n"
+	"there instead, apart from the stale ACKs live RC traffic can cause\n"
+	"itself.  The datagrams\n"
 	"aimed at them are ones the receive path drops before the QP acts on\n"
 	"them, so the live traffic must go on undisturbed, as long as its UC\n"
 	"messages are one packet each and it advances its PSNs by less than\n"
@@ -150,6 +154,8 @@ void parse(int argc, char **argv, Options &o)
 			o.seed = number("-s", v, 0xffffffff);
 		} else if (a == "--rc") {
 			o.target.rc = connected(a, v);
+		} else if (a == "--rc-idle") {
+			o.target.rc_idle = connected(a, v);
 		} else if (a == "--uc") {
 			o.target.uc = connected(a, v);
 		} else if (a == "--ud") {
