@@ -439,7 +439,15 @@ t_injection_under_traffic() {
 		inject_counts >"$INJECT_OUT/before"
 	fi
 	gid=$(tb_gid_index "$DEV" "$SROCE_IP4") || fail "no RoCE v2 GID for $SROCE_IP4"
-	for i in 0 1 2 3; do
+	if [ "$SROCE_ROLE" = b ]; then
+		ping -c 1 -W $((10 * SLOW)) "$SROCE_PEER_IP4" >/dev/null &&
+			ping -6 -c 1 -W $((10 * SLOW)) "$SROCE_PEER_IP6" >/dev/null ||
+			fail "no path to the peer"
+		inject_neigh add || fail "permanent neighbours"
+	fi
+	# the idle pair first, the live ones as late as possible: they must
+	# outlast the injection
+	for i in 3 0 1 2; do
 		read -r tool size <<<"${INJECT_PP[$i]:-ibv_rc_pingpong 4096}"
 		port=$((INJECT_PORT + i))
 		args=("$tool" -d "$DEV" -g "$gid" -p "$port" -c -e -s "$size" -n "$INJECT_ITERS")
@@ -447,27 +455,24 @@ t_injection_under_traffic() {
 		[ "$SROCE_ROLE" = a ] || args+=("$SROCE_PEER_IP4")
 		if [ "$SROCE_ROLE" = a ]; then
 			stdbuf -oL "${args[@]}" >"$INJECT_OUT/$tool" 2>&1 &
-			pids+=($!)
+			pids[$i]=$!
 			tb_wait_listen "$port" 60 "$!" || fail "$tool did not listen"
 		else
 			tb_barrier "$KTAP_CASE.$tool" 120 || fail "barrier"
 			stdbuf -oL "${args[@]}" >"$INJECT_OUT/$tool" 2>&1 &
-			pids+=($!)
+			pids[$i]=$!
 			wait_until 60 "grep -q '^  remote address:' $INJECT_OUT/$tool" ||
 				{ cat "$INJECT_OUT/$tool"; fail "$tool did not connect"; }
 			# connected, then never again: once its first exchange is
-			# acknowledged, the pair is idle
-			[ "$tool" != idle ] || kill -STOP "${pids[$i]}"
+			# acknowledged (within milliseconds), the pair is idle
+			if [ "$tool" = idle ]; then
+				kill -STOP "${pids[$i]}"
+				sleep $((2 * SLOW))
+			fi
 		fi
 		[ "$SROCE_ROLE" = b ] || tb_barrier "$KTAP_CASE.$tool" 120 || fail "barrier"
 	done
 	if [ "$SROCE_ROLE" = b ]; then
-		ping -c 1 -W $((10 * SLOW)) "$SROCE_PEER_IP4" >/dev/null &&
-			ping -6 -c 1 -W $((10 * SLOW)) "$SROCE_PEER_IP6" >/dev/null ||
-			fail "no path to the peer"
-		inject_neigh add || fail "permanent neighbours"
-		# the idle pair's first exchange is over (it took milliseconds)
-		sleep $((2 * SLOW))
 		out=$INJECT_OUT/idle
 		args=(--rc-idle "$(inject_field "$out" remote QPN):$(inject_field "$out" remote PSN):$(inject_field "$out" local PSN)")
 		for i in 0 1; do
