@@ -213,10 +213,13 @@ int main(int argc, char **argv)
 
 	parse(argc, argv, o);
 	roce::RawSocket sock4(AF_INET), sock6(AF_INET6);
-	for (const roce::RawSocket *s : {&sock4, &sock6}) {
-		if (!s->error().empty()) {
-			std::fprintf(stderr, "sroce_inject: %s\n",
-				     s->error().c_str());
+	// A flood that fills this host's netdev queue would have the live
+	// traffic's own packets dropped there (a UD or UC pingpong then waits
+	// forever): keep few of ours in it.
+	for (roce::RawSocket *s : {&sock4, &sock6}) {
+		const std::string err = s->limit_queue(16384);
+		if (!err.empty()) {
+			std::fprintf(stderr, "sroce_inject: %s\n", err.c_str());
 			return 1;
 		}
 	}

@@ -349,6 +349,15 @@ RawSocket::RawSocket(int family) : family_(family)
 		err_ = std::string("IP_RECVERR: ") + std::strerror(errno);
 }
 
+std::string RawSocket::limit_queue(int bytes)
+{
+	if (!err_.empty())
+		return err_;
+	if (setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)))
+		return std::string("SO_SNDBUF: ") + std::strerror(errno);
+	return "";
+}
+
 RawSocket::~RawSocket()
 {
 	if (fd_ >= 0)

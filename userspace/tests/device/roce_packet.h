@@ -116,6 +116,11 @@ public:
 	const std::string &error() const { return err_; }
 	// Sends pkt to dst; "" or the error.
 	std::string send(const Bytes &pkt, const Addr &dst);
+	// Lets at most about bytes of this socket's packets wait in the
+	// host's queues (SO_SNDBUF): send() then waits for room instead of
+	// filling the netdev's queue, where the host's own packets would be
+	// dropped.  "" or the error.
+	std::string limit_queue(int bytes);
 
 private:
 	int fd_ = -1;
