@@ -8,7 +8,10 @@
 # through the loopback device) are dropped and counted by reason, not lost
 # silently.  QPs destroyed and created again while the peer floods their
 # numbers and unprivileged and root users dump them with `rdma res`, and
-# which of the dump's details an unprivileged user sees.  Then the
+# which of the dump's details an unprivileged user sees.  100000 malformed
+# and adversarial datagrams (sroce_inject) at guest a's device while live
+# RC, UC and UD pingpongs run between the guests: each counted under
+# exactly the reason predicted, the pingpongs undisturbed.  Then the
 # verbs-level GoogleTest cases (userspace/tests/device) run against guest
 # a's device: they use one device over its own GID, so guest b, whose
 # device is the same driver on the same kernel, lists them and skips each
@@ -328,6 +331,243 @@ t_res_details_need_cap_net_admin() {
 	done
 }
 
+# ---- t_injection_under_traffic ------------------------------------------
+
+INJECT=$TESTS/sroce_inject
+INJECT_COUNT=${SROCE_INJECT_COUNT:-100000}
+# pingpong iterations: the live traffic must outlast the injection
+INJECT_ITERS=${SROCE_INJECT_ITERS:-$((INJECT_COUNT / 10))}
+# RC, UC, UD pingpong servers on this port and the next two, the idle RC
+# one on the fourth
+INJECT_PORT=18960
+# the tools' outputs, in the log dir: a guest killed at its time limit
+# leaves them
+INJECT_OUT=${SROCE_LOGDIR:-/tmp}/inject
+TRACE=/sys/kernel/tracing
+# a second address of guest a, which its live QPs do not use
+INJECT_ALT4=${SROCE_IP4%.*}.11
+[ "$SROCE_ROLE" = a ] || INJECT_ALT4=${SROCE_PEER_IP4%.*}.11
+# the pingpongs: tool, message size (UC: one packet of the 1024-byte path
+# MTU, so that it is always between messages when a packet arrives)
+INJECT_PP=("ibv_rc_pingpong 4096" "ibv_uc_pingpong 1024" "ibv_ud_pingpong 512")
+
+# inject_counts: "REASON COUNT" for every drop reason, the port's
+# rx_drop_ counters and debugfs's no_device
+inject_counts() {
+	local f
+	for f in "$HWC"/rx_drop_*; do
+		echo "${f##*/rx_drop_} $(cat "$f")"
+	done
+	echo "no_device $(drops no_device)"
+	awk '{ print "debugfs_" $1, $2 }' "$DROPS"
+}
+
+# inject_field FILE WHICH FIELD: QPN or PSN (as a number) of the local or
+# remote address a pingpong printed
+inject_field() {
+	local v
+	v=$(sed -n "s/^  $2 address: .*$3 \(0x[0-9a-f]*\),.*/\1/p" "$1" | head -n 1)
+	[ -n "$v" ] && echo $((v))
+}
+
+# inject_neigh add|del: guest a's addresses as permanent neighbours of
+# guest b, so that no datagram waits for (or is dropped with) an unresolved
+# neighbour
+inject_neigh() {
+	local mac a
+	mac=$(ip neigh show "$SROCE_PEER_IP4" dev "$SROCE_NETDEV" | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }')
+	for a in "$SROCE_PEER_IP4" "$INJECT_ALT4" "$SROCE_PEER_IP6"; do
+		if [ "$1" = add ]; then
+			[ -n "$mac" ] || return 1
+			ip neigh replace "$a" lladdr "$mac" nud permanent dev "$SROCE_NETDEV" || return 1
+		else
+			ip neigh del "$a" dev "$SROCE_NETDEV" 2>/dev/null || :
+		fi
+	done
+}
+
+inject_cleanup() {
+	local p
+	for p in "$@"; do
+		kill -KILL "$p" 2>/dev/null || :
+	done
+	echo 0 >"$TRACE/events/sroce/sroce_rx_drop/enable" 2>/dev/null || :
+	echo 0 >"$TRACE/events/sroce/sroce_rx_drop/filter" 2>/dev/null || :
+	if [ "$SROCE_ROLE" = a ]; then
+		ip addr del "$INJECT_ALT4/24" dev "$SROCE_NETDEV" 2>/dev/null || :
+	else
+		inject_neigh del
+	fi
+}
+
+# inject_stale_of QPN [FILE]: stale drops traced for QP number QPN
+inject_stale_of() {
+	grep -c "qpn=0x$(printf '%06x' "$1") reason=stale" "${2:-$INJECT_OUT/trace}" || :
+}
+
+# Live RC, UC and UD pingpongs (-c, data checked) between the guests, guest
+# a the servers, while guest b sends sroce_inject's SROCE_INJECT_COUNT
+# (100000) malformed and adversarial datagrams at guest a's device, many of
+# them aimed at the live QPs (userspace/tests/device/inject_gen.h), and
+# prints how many of each drop reason guest a must count.  A fourth RC pair
+# is connected and then left idle (its client stopped): the stale datagrams
+# go there, because the live RC pingpong has stale drops of its own (a late
+# ACK and the ACK of the retransmission it caused: the second is stale),
+# which guest a tells apart by QP number in the sroce:sroce_rx_drop events.
+# Guest a: every rx_drop_ counter and every debugfs rx_drops line
+# (no_device included) rose by exactly the predicted number, stale by that
+# plus the live RC QP's own stale drops; the idle QP's stale drops are
+# exactly the predicted ones and no other QP has any; no pingpong noticed
+# anything.  Guest b: the injection went out while every pingpong was still
+# running, and its clients' checks.
+t_injection_under_traffic() {
+	local i tool size port gid out pids=() rc st before expect args=() r n d
+	local idle_qpn live_qpn live_stale idle_stale all_stale idle_base=0 deadline
+	rm -rf "$INJECT_OUT"
+	mkdir -p "$INJECT_OUT"
+	trap 'inject_cleanup "${pids[@]}"' EXIT
+	if [ "$SROCE_ROLE" = a ]; then
+		ip addr add "$INJECT_ALT4/24" dev "$SROCE_NETDEV" || fail "ip addr add $INJECT_ALT4"
+		[ -d "$TRACE/events" ] || mount -t tracefs nodev "$TRACE" || fail "no tracefs"
+		echo 0 >"$TRACE/tracing_on"
+		echo >"$TRACE/trace"
+		echo 4096 >"$TRACE/buffer_size_kb" || fail "cannot size the trace buffer"
+		echo 'reason == "stale"' >"$TRACE/events/sroce/sroce_rx_drop/filter" ||
+			fail "cannot filter sroce:sroce_rx_drop"
+		echo 1 >"$TRACE/events/sroce/sroce_rx_drop/enable"
+		echo 1 >"$TRACE/tracing_on"
+		inject_counts >"$INJECT_OUT/before"
+	fi
+	gid=$(tb_gid_index "$DEV" "$SROCE_IP4") || fail "no RoCE v2 GID for $SROCE_IP4"
+	if [ "$SROCE_ROLE" = b ]; then
+		ping -c 1 -W $((10 * SLOW)) "$SROCE_PEER_IP4" >/dev/null &&
+			ping -6 -c 1 -W $((10 * SLOW)) "$SROCE_PEER_IP6" >/dev/null ||
+			fail "no path to the peer"
+		inject_neigh add || fail "permanent neighbours"
+	fi
+	# the idle pair first, the live ones as late as possible: they must
+	# outlast the injection
+	for i in 3 0 1 2; do
+		read -r tool size <<<"${INJECT_PP[$i]:-ibv_rc_pingpong 4096}"
+		port=$((INJECT_PORT + i))
+		args=("$tool" -d "$DEV" -g "$gid" -p "$port" -c -e -s "$size" -n "$INJECT_ITERS")
+		[ $i -lt 3 ] || { tool=idle; args[0]=ibv_rc_pingpong; }
+		[ "$SROCE_ROLE" = a ] || args+=("$SROCE_PEER_IP4")
+		if [ "$SROCE_ROLE" = a ]; then
+			stdbuf -oL "${args[@]}" >"$INJECT_OUT/$tool" 2>&1 &
+			pids[$i]=$!
+			tb_wait_listen "$port" 60 "$!" || fail "$tool did not listen"
+		else
+			tb_barrier "$KTAP_CASE.$tool" 120 || fail "barrier"
+			stdbuf -oL "${args[@]}" >"$INJECT_OUT/$tool" 2>&1 &
+			pids[$i]=$!
+			wait_until 60 "grep -q '^  remote address:' $INJECT_OUT/$tool" ||
+				{ cat "$INJECT_OUT/$tool"; fail "$tool did not connect"; }
+			# connected, then never again: once its first exchange is
+			# acknowledged (within milliseconds), the pair is idle
+			if [ "$tool" = idle ]; then
+				kill -STOP "${pids[$i]}"
+				sleep $((2 * SLOW))
+			fi
+		fi
+		[ "$SROCE_ROLE" = b ] || tb_barrier "$KTAP_CASE.$tool" 120 || fail "barrier"
+	done
+	if [ "$SROCE_ROLE" = b ]; then
+		out=$INJECT_OUT/idle
+		args=(--rc-idle "$(inject_field "$out" remote QPN):$(inject_field "$out" remote PSN):$(inject_field "$out" local PSN)")
+		for i in 0 1; do
+			out=$INJECT_OUT/${INJECT_PP[$i]% *}
+			args+=("--${INJECT_PP[$i]:4:2}" "$(inject_field "$out" remote QPN):$(inject_field "$out" remote PSN):$(inject_field "$out" local PSN)")
+		done
+		out=$INJECT_OUT/ibv_ud_pingpong
+		args+=(--ud "$(inject_field "$out" remote QPN):0x11111111" --alt "$INJECT_ALT4")
+		tb_barrier "$KTAP_CASE.inject" 120 || fail "barrier"
+		echo "$(date +%T) injecting" >>"$INJECT_OUT/progress"
+		echo "sroce_inject -n $INJECT_COUNT ${args[*]} $SROCE_IP4 $SROCE_IP6 $SROCE_PEER_IP4 $SROCE_PEER_IP6"
+		"$INJECT" -n "$INJECT_COUNT" "${args[@]}" "$SROCE_IP4" "$SROCE_IP6" \
+			"$SROCE_PEER_IP4" "$SROCE_PEER_IP6" >"$INJECT_OUT/expect" ||
+			{ cat "$INJECT_OUT/expect"; fail "sroce_inject"; }
+		cat "$INJECT_OUT/expect"
+		for i in 0 1 2; do
+			kill -0 "${pids[$i]}" 2>/dev/null ||
+				fail "${INJECT_PP[$i]% *} ended before the injection did: raise SROCE_INJECT_ITERS"
+		done
+		cp "$INJECT_OUT/expect" "$SROCE_SHARED/inject.expect"
+		echo "$(date +%T) injected" >>"$INJECT_OUT/progress"
+	fi
+	if [ "$SROCE_ROLE" = a ]; then
+		# the idle pair's first exchange is over: what it dropped as
+		# stale (a late ACK) is not the injection's, which starts once
+		# this barrier is passed
+		idle_qpn=$(inject_field "$INJECT_OUT/idle" local QPN)
+		idle_base=$(inject_stale_of "$idle_qpn" "$TRACE/trace")
+		tb_barrier "$KTAP_CASE.inject" 120 || fail "barrier"
+	fi
+	tb_barrier "$KTAP_CASE.sent" 600 || fail "barrier"
+	rc=0
+	if [ "$SROCE_ROLE" = a ]; then
+		expect=$SROCE_SHARED/inject.expect
+		[ -s "$expect" ] || fail "no expectations from guest b"
+		n=$(awk '$1 == "expect" { s += $3 } END { print s + 0 }' "$expect")
+		expect_eq "$n" "$INJECT_COUNT" "datagrams expected in all"
+		# every datagram counted somewhere
+		echo "$(date +%T) counting" >>"$INJECT_OUT/progress"
+		wait_until 120 "[ \$(inject_counts | awk 'FNR == NR { b[\$1] = \$2; next } \$1 !~ /^debugfs_/ { s += \$2 - b[\$1] } END { print s }' $INJECT_OUT/before -) -ge $n ]" ||
+			echo "not every datagram counted after 120 s"
+	fi
+	echo "$(date +%T) waiting for the pingpongs" >>"$INJECT_OUT/progress"
+	deadline=$((SECONDS + 300 * SLOW))
+	for i in 0 1 2; do
+		read -r tool size <<<"${INJECT_PP[$i]}"
+		st=0
+		_rt_wait_tool "${pids[$i]}" "$deadline" || st=$?
+		out=$INJECT_OUT/$tool
+		if [ "$st" != 0 ]; then
+			_rt_status "$tool" "$st"
+			cat "$out"
+			rc=1
+		elif [ "$SROCE_ROLE" = a ]; then
+			_rt_pp_check "$out" "$tool server" "$size" "$INJECT_ITERS" "$SROCE_IP4" "$SROCE_PEER_IP4" || { cat "$out"; rc=1; }
+		else
+			_rt_pp_check "$out" "$tool client" "$size" "$INJECT_ITERS" "$SROCE_IP4" "$SROCE_PEER_IP4" || { cat "$out"; rc=1; }
+		fi
+		grep -E '^[0-9]+ (bytes|iters) in ' "$out" | sed "s/^/$tool: /"
+	done
+	if [ "$SROCE_ROLE" = a ]; then
+		# all quiet now (the idle pair too): a while for any late or second
+		# count (the counters are cached 10 ms), then the counts and the
+		# stale drops by QP
+		sleep $((2 * SLOW))
+		inject_counts >"$INJECT_OUT/after"
+		echo 0 >"$TRACE/tracing_on"
+		grep -v '^#' "$TRACE/trace" >"$INJECT_OUT/trace" || :
+		d=$(awk '/overrun:/ { n += $2 } END { print n + 0 }' "$TRACE"/per_cpu/cpu*/stats)
+		[ "$d" = 0 ] || fail "$d sroce_rx_drop events lost to a full trace buffer"
+		live_qpn=$(inject_field "$INJECT_OUT/ibv_rc_pingpong" local QPN)
+		live_stale=$(inject_stale_of "$live_qpn")
+		idle_stale=$(inject_stale_of "$idle_qpn")
+		all_stale=$(grep -c 'reason=stale' "$INJECT_OUT/trace" || :)
+		echo "stale drops traced: $all_stale; of the live RC QP $live_qpn: $live_stale;" \
+			"of the idle one $idle_qpn: $idle_stale, $idle_base of them before the injection"
+		[ "$((idle_stale - idle_base))" = \
+		  "$(awk '$1 == "expect" && $2 == "stale" { print $3 }' "$expect")" ] ||
+			{ echo "FAIL: the idle RC QP's stale drops during the injection are not the predicted ones" >&2; rc=1; }
+		[ "$((all_stale - live_stale - idle_stale))" = 0 ] ||
+			{ echo "FAIL: stale drops of other QPs" >&2; rc=1; }
+		while read -r r before; do
+			n=$(awk -v r="${r#debugfs_}" '$1 == "expect" && $2 == r { print $3 }' "$expect")
+			# the RC pairs' own stale drops, told apart above
+			[ "${r#debugfs_}" != stale ] || n=$((n + live_stale + idle_base))
+			d=$(awk -v r="$r" '$1 == r { print $2 }' "$INJECT_OUT/after")
+			printf '%-24s %8s -> %8s: +%s, expected +%s\n' "$r" "$before" "$d" $((d - before)) "${n:-?}"
+			[ "$((d - before))" = "${n:-?}" ] || rc=1
+		done <"$INJECT_OUT/before"
+		[ "$rc" = 0 ] || echo "FAIL: a drop count is not the predicted one (above)" >&2
+	fi
+	tb_barrier "$KTAP_CASE.end" 300 || fail "barrier"
+	[ "$rc" = 0 ] || fail "see above"
+}
+
 CASES=(
 	t_port_active
 	t_gids_for_own_addresses
@@ -343,6 +583,9 @@ CASES=(
 	t_res_details_need_cap_net_admin
 	"gtest@a:$TESTS/verbs_device_tests"
 )
+# t_injection_under_traffic runs by name only: on 6.12 a datagram or a few
+# of 20 000 never reach sroce (not yet explained), and at this host's speed
+# 100 000 datagrams do not fit make check's time.
 # A case list on the command line runs just those cases, verbs_device_tests
 # standing for the GoogleTest cases (GTEST_FILTER, e.g. with scripts/testbed
 # -e GTEST_FILTER='*Malformed*', selects among them).

@@ -227,36 +227,10 @@ std::optional<uint32_t> icrc(const uint8_t *ip, size_t len)
 	return ~c;
 }
 
-Bytes build(const Addr &src, const Addr &dst, const Spec &s,
-	    std::mt19937 &rng)
+Bytes udp_datagram(const Addr &src, const Addr &dst, const Bytes &payload,
+		   std::mt19937 &rng)
 {
-	const uint8_t natural_pad = uint8_t((4 - s.len % 4) % 4);
-	Bytes rest(ext_len(s.opcode), 0);	// after the BTH, before the ICRC
-	const uint8_t tr = s.opcode >> kTransportShift;
-
-	// the extension headers, in wire order
-	if (tr == 3 && rest.size() >= kDethLen) {
-		put32(&rest[0], s.qkey);
-		put24(&rest[5], s.src_qpn);
-	} else if (tr <= 1 && has_reth(s.opcode & 0x1f) &&
-		   rest.size() >= kRethLen) {
-		const size_t at = s.opcode == 0x1c ? kFethLen : 0;
-
-		if (at)
-			put32(&rest[0], s.feth);
-		put32(&rest[at], uint32_t(s.va >> 32));
-		put32(&rest[at + 4], uint32_t(s.va));
-		put32(&rest[at + 8], s.rkey);
-		put32(&rest[at + 12], s.dma_len.value_or(s.len));
-	}
-	for (uint32_t i = 0; i < s.len; i++)
-		rest.push_back(s.fill ? *s.fill : uint8_t(below(256)(rng)));
-	rest.insert(rest.end(), natural_pad, 0);
-	if (s.cut && *s.cut < rest.size())
-		rest.resize(*s.cut);
-
-	const size_t roce_len = kBthLen + rest.size() + kIcrcLen;
-	const size_t udp_len = kUdpLen + roce_len;
+	const size_t udp_len = kUdpLen + payload.size();
 	const bool v4 = src.family == AF_INET;
 	const size_t ip_len = v4 ? kIp4Len : kIp6Len;
 	Bytes pkt(ip_len + udp_len, 0);
@@ -287,23 +261,79 @@ Bytes build(const Addr &src, const Addr &dst, const Spec &s,
 	put16(udp, 0xc000 | below(0x4000)(rng));	// entropy, Annex A17
 	put16(udp + 2, kUdpPort);
 	put16(udp + 4, uint32_t(udp_len));		// checksum 0
+	std::copy(payload.begin(), payload.end(), udp + kUdpLen);
+	return pkt;
+}
 
-	uint8_t *bth = udp + kUdpLen;
+namespace {
+
+// The ICRC c into the packet's last 4 bytes, least significant first.
+void put_icrc(Bytes &pkt, uint32_t c)
+{
+	uint8_t *f = pkt.data() + pkt.size() - kIcrcLen;
+
+	for (int i = 0; i < 4; i++)
+		f[i] = uint8_t(c >> (8 * i));
+}
+
+} // namespace
+
+bool set_icrc(Bytes &pkt)
+{
+	const std::optional<uint32_t> c = icrc(pkt.data(), pkt.size());
+
+	if (!c)
+		return false;
+	put_icrc(pkt, *c);
+	return true;
+}
+
+Bytes build(const Addr &src, const Addr &dst, const Spec &s,
+	    std::mt19937 &rng)
+{
+	const uint8_t natural_pad = uint8_t((4 - s.len % 4) % 4);
+	Bytes rest(ext_len(s.opcode), 0);	// after the BTH, before the ICRC
+	const uint8_t tr = s.opcode >> kTransportShift;
+
+	// the extension headers, in wire order
+	if (tr == 3 && rest.size() >= kDethLen) {
+		put32(&rest[0], s.qkey);
+		put24(&rest[5], s.src_qpn);
+	} else if (tr <= 1 && has_reth(s.opcode & 0x1f) &&
+		   rest.size() >= kRethLen) {
+		const size_t at = s.opcode == 0x1c ? kFethLen : 0;
+
+		if (at)
+			put32(&rest[0], s.feth);
+		put32(&rest[at], uint32_t(s.va >> 32));
+		put32(&rest[at + 4], uint32_t(s.va));
+		put32(&rest[at + 8], s.rkey);
+		put32(&rest[at + 12], s.dma_len.value_or(s.len));
+	}
+	for (uint32_t i = 0; i < s.len; i++)
+		rest.push_back(s.fill ? *s.fill : uint8_t(below(256)(rng)));
+	rest.insert(rest.end(), natural_pad, 0);
+	if (s.cut && *s.cut < rest.size())
+		rest.resize(*s.cut);
+
+	Bytes roce(kBthLen + rest.size() + kIcrcLen, 0);
+	uint8_t *bth = roce.data();
 	bth[0] = s.opcode;
 	bth[1] = uint8_t((s.pad ? *s.pad : natural_pad) & 3) << 4;
 	put16(bth + 2, 0xffff);				// P_Key
-	bth[kBthVariant] = uint8_t(below(256)(rng));
 	put24(bth + 5, s.qpn);
 	bth[8] = 0x80;					// AckReq
 	put24(bth + 9, s.psn);
 	std::copy(rest.begin(), rest.end(), bth + kBthLen);
 
+	Bytes pkt = udp_datagram(src, dst, roce, rng);
+	const size_t at = pkt.size() - roce.size();	// the BTH
+	pkt[at + kBthVariant] = uint8_t(below(256)(rng));
+
 	uint32_t c = *icrc(pkt.data(), pkt.size());
 	if (s.bad_icrc)
 		c ^= 1u << below(32)(rng);
-	uint8_t *f = pkt.data() + pkt.size() - kIcrcLen;
-	for (int i = 0; i < 4; i++)
-		f[i] = uint8_t(c >> (8 * i));
+	put_icrc(pkt, c);
 	return pkt;
 }
 
@@ -320,6 +350,22 @@ RawSocket::RawSocket(int family) : family_(family)
 	if (family == AF_INET &&
 	    setsockopt(fd_, SOL_SOCKET, SO_BROADCAST, &on, sizeof(on)))
 		err_ = std::string("SO_BROADCAST: ") + std::strerror(errno);
+	// Without it the kernel reports a packet its qdisc dropped (ENOBUFS)
+	// as sent (raw_send_hdrinc(), rawv6_send_hdrinc()).
+	if (err_.empty() &&
+	    (family == AF_INET ?
+		     setsockopt(fd_, SOL_IP, IP_RECVERR, &on, sizeof(on)) :
+		     setsockopt(fd_, SOL_IPV6, IPV6_RECVERR, &on, sizeof(on))))
+		err_ = std::string("IP_RECVERR: ") + std::strerror(errno);
+}
+
+std::string RawSocket::limit_queue(int bytes)
+{
+	if (!err_.empty())
+		return err_;
+	if (setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)))
+		return std::string("SO_SNDBUF: ") + std::strerror(errno);
+	return "";
 }
 
 RawSocket::~RawSocket()
@@ -348,8 +394,15 @@ std::string RawSocket::send(const Bytes &pkt, const Addr &dst)
 		std::memcpy(&sin6->sin6_addr, dst.raw.data(), 16);
 		sl = sizeof(*sin6);
 	}
-	const ssize_t n = sendto(fd_, pkt.data(), pkt.size(), 0,
-				 reinterpret_cast<const sockaddr *>(&ss), sl);
+	ssize_t n;
+	// a full qdisc: wait for it (up to a second) rather than lose the packet
+	for (int tries = 0;; tries++) {
+		n = sendto(fd_, pkt.data(), pkt.size(), 0,
+			   reinterpret_cast<const sockaddr *>(&ss), sl);
+		if (n >= 0 || errno != ENOBUFS || tries == 1000)
+			break;
+		usleep(1000);
+	}
 	if (n < 0)
 		return std::string("sendto: ") + std::strerror(errno);
 	if (size_t(n) != pkt.size())

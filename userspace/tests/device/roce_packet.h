@@ -98,6 +98,16 @@ std::optional<uint32_t> icrc(const uint8_t *ip, size_t len);
 Bytes build(const Addr &src, const Addr &dst, const Spec &s,
 	    std::mt19937 &rng);
 
+// The whole IP packet (IPv4 without options or IPv6, as build() makes
+// them) that carries payload in a UDP datagram from src to dst (the same
+// family) to port kUdpPort: any bytes, a RoCE v2 packet or not.
+Bytes udp_datagram(const Addr &src, const Addr &dst, const Bytes &payload,
+		   std::mt19937 &rng);
+
+// Writes the ICRC of a whole IP packet into its last 4 bytes, after a
+// change to what it covers; false (nothing written) where icrc() has none.
+bool set_icrc(Bytes &pkt);
+
 // A raw IP socket of one family that sends whole IP packets.
 class RawSocket {
 public:
@@ -110,6 +120,11 @@ public:
 	const std::string &error() const { return err_; }
 	// Sends pkt to dst; "" or the error.
 	std::string send(const Bytes &pkt, const Addr &dst);
+	// Lets at most about bytes of this socket's packets wait in the
+	// host's queues (SO_SNDBUF): send() then waits for room instead of
+	// filling the netdev's queue, where the host's own packets would be
+	// dropped.  "" or the error.
+	std::string limit_queue(int bytes);
 
 private:
 	int fd_ = -1;
