@@ -39,12 +39,14 @@
 #include <utility>
 #include <vector>
 
+#include "peer_exchange.h"
 #include "test_env.h"
 #include "verbs_util.h"
 
 namespace {
 
 using namespace sroce::test;
+using namespace sroce::test::peer;
 using std::chrono::milliseconds;
 
 constexpr size_t kBuf = 4096;
@@ -63,111 +65,6 @@ constexpr uint8_t kFill = 0xa5;
 		     "       sroce_pmem client HOST PORT\n";
 	std::exit(2);
 }
-
-[[noreturn]] void die(const std::string &what)
-{
-	std::cerr << "sroce_pmem: " << what << "\n";
-	std::exit(1);
-}
-
-void check(const ::testing::AssertionResult &r)
-{
-	if (!r)
-		die(r.message());
-}
-
-// A file descriptor closed on destruction.
-class Fd {
-public:
-	explicit Fd(int fd = -1) : fd_(fd) {}
-	Fd(Fd &&o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-	Fd &operator=(Fd &&o) noexcept
-	{
-		std::swap(fd_, o.fd_);
-		return *this;
-	}
-	Fd(const Fd &) = delete;
-	Fd &operator=(const Fd &) = delete;
-	~Fd()
-	{
-		if (fd_ >= 0)
-			close(fd_);
-	}
-	int get() const { return fd_; }
-
-private:
-	int fd_;
-};
-
-// Waits at most limit for fd to become readable; false on timeout.
-bool readable(int fd, Clock::duration limit)
-{
-	pollfd p{fd, POLLIN, 0};
-	const auto ms = std::chrono::duration_cast<milliseconds>(limit);
-
-	return poll(&p, 1, int(ms.count())) == 1;
-}
-
-void send_line(int fd, const std::string &line)
-{
-	const std::string s = line + "\n";
-
-	if (send(fd, s.data(), s.size(), MSG_NOSIGNAL) != ssize_t(s.size()))
-		die("TCP send: " + err_str(errno));
-}
-
-// The next line from fd (without its newline), within limit.
-std::string recv_line(int fd, Clock::duration limit, const char *what)
-{
-	const auto deadline = Clock::now() + limit;
-	std::string line;
-	char c;
-
-	for (;;) {
-		const auto left = deadline - Clock::now();
-		if (left <= Clock::duration::zero() || !readable(fd, left))
-			die(std::string("no ") + what + " from the peer in time");
-		const ssize_t n = recv(fd, &c, 1, 0);
-		if (n <= 0)
-			die(std::string("the peer closed before its ") + what);
-		if (c == '\n')
-			return line;
-		line += c;
-	}
-}
-
-// What one side tells the other to address its QP and buffer.
-struct Wire {
-	uint32_t qpn = 0, psn = 0, rkey = 0;
-	uint64_t addr = 0;
-	ibv_gid gid{};
-
-	std::string text() const
-	{
-		std::ostringstream o;
-
-		o << qpn << ' ' << psn << ' ' << rkey << ' ' << addr << ' '
-		  << std::hex;
-		for (uint8_t b : gid.raw)
-			o << (b >> 4) << (b & 15);
-		return o.str();
-	}
-
-	static Wire parse(const std::string &s)
-	{
-		std::istringstream in(s);
-		std::string hex;
-		Wire w;
-
-		if (!(in >> w.qpn >> w.psn >> w.rkey >> w.addr >> hex) ||
-		    hex.size() != 32)
-			die("malformed exchange line from the peer: " + s);
-		for (size_t i = 0; i < 16; i++)
-			w.gid.raw[i] = uint8_t(
-				std::stoul(hex.substr(2 * i, 2), nullptr, 16));
-		return w;
-	}
-};
 
 // The verbs objects of one side; the QP goes before its CQ and MR.
 struct Side {
@@ -293,28 +190,7 @@ bool skipping(const char *side, const Side &s, bool peer_aw)
 int run_server(const std::string &port)
 {
 	Side s(false);
-	addrinfo hints{}, *ai = nullptr;
-	int one = 1;
-
-	hints.ai_family = AF_INET;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
-	if (getaddrinfo(nullptr, port.c_str(), &hints, &ai))
-		die("bad port " + port);
-	Fd lsn(socket(AF_INET, SOCK_STREAM, 0));
-	if (lsn.get() < 0 ||
-	    setsockopt(lsn.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(lsn.get(), ai->ai_addr, ai->ai_addrlen) ||
-	    listen(lsn.get(), 1)) {
-		freeaddrinfo(ai);
-		die("cannot listen on TCP port " + port + ": " + err_str(errno));
-	}
-	freeaddrinfo(ai);
-	if (!readable(lsn.get(), slow(std::chrono::seconds{120})))
-		die("no client connected in time");
-	Fd conn(accept(lsn.get(), nullptr, nullptr));
-	if (conn.get() < 0)
-		die("accept: " + err_str(errno));
+	const Fd conn = accept_one(port);
 
 	send_line(conn.get(), hello(s));
 	bool peer_aw = false;
@@ -362,20 +238,7 @@ int run_server(const std::string &port)
 int run_client(const std::string &host, const std::string &port)
 {
 	Side s(true);
-	addrinfo hints{}, *ai = nullptr;
-
-	hints.ai_family = AF_INET;
-	hints.ai_socktype = SOCK_STREAM;
-	if (getaddrinfo(host.c_str(), port.c_str(), &hints, &ai))
-		die("cannot resolve " + host + ":" + port);
-	Fd conn(socket(AF_INET, SOCK_STREAM, 0));
-	if (conn.get() < 0 ||
-	    ::connect(conn.get(), ai->ai_addr, ai->ai_addrlen)) {
-		freeaddrinfo(ai);
-		die("cannot connect to " + host + ":" + port + ": " +
-		    err_str(errno));
-	}
-	freeaddrinfo(ai);
+	const Fd conn = connect_to_server(host, port);
 
 	send_line(conn.get(), hello(s));
 	bool peer_aw = false;
@@ -452,6 +315,12 @@ int run_client(const std::string &host, const std::string &port)
 }
 
 } // namespace
+
+[[noreturn]] void sroce::test::peer::die(const std::string &what)
+{
+	std::cerr << "sroce_pmem: " << what << "\n";
+	std::exit(1);
+}
 
 int main(int argc, char **argv)
 {

@@ -38,22 +38,18 @@
 #include <utility>
 #include <vector>
 
+#include "peer_exchange.h"
 #include "test_env.h"
 #include "verbs_util.h"
 
 namespace {
 
 using namespace sroce::test;
+using namespace sroce::test::peer;
 using std::chrono::milliseconds;
 
 constexpr size_t kMsg = 64;
 constexpr int kMaxCount = 32;
-
-[[noreturn]] void die(const std::string &what)
-{
-	std::cerr << "sroce_rc_retry: " << what << "\n";
-	std::exit(1);
-}
 
 [[noreturn]] void usage()
 {
@@ -62,105 +58,6 @@ constexpr int kMaxCount = 32;
 		     "--retry R [--count N]\n";
 	std::exit(2);
 }
-
-void check(const ::testing::AssertionResult &r)
-{
-	if (!r)
-		die(r.message());
-}
-
-// A file descriptor closed on destruction.
-class Fd {
-public:
-	explicit Fd(int fd = -1) : fd_(fd) {}
-	Fd(Fd &&o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-	Fd &operator=(Fd &&o) noexcept
-	{
-		std::swap(fd_, o.fd_);
-		return *this;
-	}
-	Fd(const Fd &) = delete;
-	Fd &operator=(const Fd &) = delete;
-	~Fd()
-	{
-		if (fd_ >= 0)
-			close(fd_);
-	}
-	int get() const { return fd_; }
-
-private:
-	int fd_;
-};
-
-// Waits at most limit for fd to become readable; false on timeout.
-bool readable(int fd, Clock::duration limit)
-{
-	pollfd p{fd, POLLIN, 0};
-	const auto ms = std::chrono::duration_cast<milliseconds>(limit);
-
-	return poll(&p, 1, int(ms.count())) == 1;
-}
-
-void send_line(int fd, const std::string &line)
-{
-	const std::string s = line + "\n";
-
-	if (send(fd, s.data(), s.size(), MSG_NOSIGNAL) != ssize_t(s.size()))
-		die("TCP send: " + err_str(errno));
-}
-
-// The next line from fd (without its newline), within limit.
-std::string recv_line(int fd, Clock::duration limit, const char *what)
-{
-	const auto deadline = Clock::now() + limit;
-	std::string line;
-	char c;
-
-	for (;;) {
-		const auto left = deadline - Clock::now();
-		if (left <= Clock::duration::zero() || !readable(fd, left))
-			die(std::string("no ") + what + " from the peer in time");
-		const ssize_t n = recv(fd, &c, 1, 0);
-		if (n <= 0)
-			die(std::string("the peer closed before its ") + what);
-		if (c == '\n')
-			return line;
-		line += c;
-	}
-}
-
-// What one side tells the other to address its QP and buffer.
-struct Wire {
-	uint32_t qpn = 0, psn = 0, rkey = 0;
-	uint64_t addr = 0;
-	ibv_gid gid{};
-
-	std::string text() const
-	{
-		std::ostringstream o;
-
-		o << qpn << ' ' << psn << ' ' << rkey << ' ' << addr << ' '
-		  << std::hex;
-		for (uint8_t b : gid.raw)
-			o << (b >> 4) << (b & 15);
-		return o.str();
-	}
-
-	static Wire parse(const std::string &s)
-	{
-		std::istringstream in(s);
-		std::string hex;
-		Wire w;
-
-		if (!(in >> w.qpn >> w.psn >> w.rkey >> w.addr >> hex) ||
-		    hex.size() != 32)
-			die("malformed exchange line from the peer: " + s);
-		for (size_t i = 0; i < 16; i++)
-			w.gid.raw[i] = uint8_t(
-				std::stoul(hex.substr(2 * i, 2), nullptr, 16));
-		return w;
-	}
-};
 
 // The verbs objects of one side; the QP goes before its CQ and MR.
 struct Side {
@@ -285,29 +182,7 @@ Clock::duration run_limit(const Options &o)
 int run_server(const Options &o)
 {
 	Side s;
-	addrinfo hints{}, *ai = nullptr;
-	int one = 1;
-
-	hints.ai_family = AF_INET;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
-	if (getaddrinfo(nullptr, o.port.c_str(), &hints, &ai))
-		die("bad port " + o.port);
-	Fd lsn(socket(AF_INET, SOCK_STREAM, 0));
-	if (lsn.get() < 0 ||
-	    setsockopt(lsn.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(lsn.get(), ai->ai_addr, ai->ai_addrlen) ||
-	    listen(lsn.get(), 1)) {
-		freeaddrinfo(ai);
-		die("cannot listen on TCP port " + o.port + ": " +
-		    err_str(errno));
-	}
-	freeaddrinfo(ai);
-	if (!readable(lsn.get(), slow(std::chrono::seconds{120})))
-		die("no client connected in time");
-	Fd conn(accept(lsn.get(), nullptr, nullptr));
-	if (conn.get() < 0)
-		die("accept: " + err_str(errno));
+	const Fd conn = accept_one(o.port);
 
 	send_line(conn.get(), s.own.text());
 	const Wire peer = Wire::parse(
@@ -340,19 +215,7 @@ int run_server(const Options &o)
 int run_client(const Options &o)
 {
 	Side s;
-	addrinfo hints{}, *ai = nullptr;
-
-	hints.ai_family = AF_INET;
-	hints.ai_socktype = SOCK_STREAM;
-	if (getaddrinfo(o.host.c_str(), o.port.c_str(), &hints, &ai))
-		die("cannot resolve " + o.host + ":" + o.port);
-	Fd conn(socket(AF_INET, SOCK_STREAM, 0));
-	if (conn.get() < 0 || ::connect(conn.get(), ai->ai_addr, ai->ai_addrlen)) {
-		freeaddrinfo(ai);
-		die("cannot connect to " + o.host + ":" + o.port + ": " +
-		    err_str(errno));
-	}
-	freeaddrinfo(ai);
+	const Fd conn = connect_to_server(o.host, o.port);
 
 	send_line(conn.get(), s.own.text());
 	const Wire peer = Wire::parse(
@@ -439,6 +302,12 @@ int run_client(const Options &o)
 }
 
 } // namespace
+
+[[noreturn]] void sroce::test::peer::die(const std::string &what)
+{
+	std::cerr << "sroce_rc_retry: " << what << "\n";
+	std::exit(1);
+}
 
 int main(int argc, char **argv)
 {

@@ -1,0 +1,182 @@
+// The TCP side channel of the two-guest tools (sroce_rc_retry,
+// sroce_pmem): one server accepts one client, and each side sends the
+// other a line with what addresses its QP and buffer (Wire), then short
+// control lines ("ready", "done ...").  Every wait is bounded.
+//
+// A tool that includes this defines peer::die(), which prints its own name
+// with the message and exits 1; the functions here call it on any failure.
+#ifndef SROCE_TESTS_PEER_EXCHANGE_H
+#define SROCE_TESTS_PEER_EXCHANGE_H
+
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include <gtest/gtest.h>
+#include <infiniband/verbs.h>
+
+#include "verbs_util.h"
+
+namespace sroce::test::peer {
+
+[[noreturn]] void die(const std::string &what);
+
+inline void check(const ::testing::AssertionResult &r)
+{
+	if (!r)
+		die(r.message());
+}
+
+// A file descriptor closed on destruction.
+class Fd {
+public:
+	explicit Fd(int fd = -1) : fd_(fd) {}
+	Fd(Fd &&o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+	Fd &operator=(Fd &&o) noexcept
+	{
+		std::swap(fd_, o.fd_);
+		return *this;
+	}
+	Fd(const Fd &) = delete;
+	Fd &operator=(const Fd &) = delete;
+	~Fd()
+	{
+		if (fd_ >= 0)
+			close(fd_);
+	}
+	int get() const { return fd_; }
+
+private:
+	int fd_;
+};
+
+// Waits at most limit for fd to become readable; false on timeout.
+inline bool readable(int fd, Clock::duration limit)
+{
+	pollfd p{fd, POLLIN, 0};
+	const auto ms =
+		std::chrono::duration_cast<std::chrono::milliseconds>(limit);
+
+	return poll(&p, 1, int(ms.count())) == 1;
+}
+
+inline void send_line(int fd, const std::string &line)
+{
+	const std::string s = line + "\n";
+
+	if (send(fd, s.data(), s.size(), MSG_NOSIGNAL) != ssize_t(s.size()))
+		die("TCP send: " + err_str(errno));
+}
+
+// The next line from fd (without its newline), within limit.
+inline std::string recv_line(int fd, Clock::duration limit, const char *what)
+{
+	const auto deadline = Clock::now() + limit;
+	std::string line;
+	char c;
+
+	for (;;) {
+		const auto left = deadline - Clock::now();
+		if (left <= Clock::duration::zero() || !readable(fd, left))
+			die(std::string("no ") + what + " from the peer in time");
+		const ssize_t n = recv(fd, &c, 1, 0);
+		if (n <= 0)
+			die(std::string("the peer closed before its ") + what);
+		if (c == '\n')
+			return line;
+		line += c;
+	}
+}
+
+// What one side tells the other to address its QP and buffer.
+struct Wire {
+	uint32_t qpn = 0, psn = 0, rkey = 0;
+	uint64_t addr = 0;
+	ibv_gid gid{};
+
+	std::string text() const
+	{
+		std::ostringstream o;
+
+		o << qpn << ' ' << psn << ' ' << rkey << ' ' << addr << ' '
+		  << std::hex;
+		for (uint8_t b : gid.raw)
+			o << (b >> 4) << (b & 15);
+		return o.str();
+	}
+
+	static Wire parse(const std::string &s)
+	{
+		std::istringstream in(s);
+		std::string hex;
+		Wire w;
+
+		if (!(in >> w.qpn >> w.psn >> w.rkey >> w.addr >> hex) ||
+		    hex.size() != 32)
+			die("malformed exchange line from the peer: " + s);
+		for (size_t i = 0; i < 16; i++)
+			w.gid.raw[i] = uint8_t(
+				std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+		return w;
+	}
+};
+
+// The one client's connection to a server listening on TCP port (IPv4),
+// within 120 s (scaled by SROCE_TEST_SLOW).
+inline Fd accept_one(const std::string &port)
+{
+	addrinfo hints{}, *ai = nullptr;
+	int one = 1;
+
+	hints.ai_family = AF_INET;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	if (getaddrinfo(nullptr, port.c_str(), &hints, &ai))
+		die("bad port " + port);
+	Fd lsn(socket(AF_INET, SOCK_STREAM, 0));
+	if (lsn.get() < 0 ||
+	    setsockopt(lsn.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lsn.get(), ai->ai_addr, ai->ai_addrlen) ||
+	    listen(lsn.get(), 1)) {
+		freeaddrinfo(ai);
+		die("cannot listen on TCP port " + port + ": " + err_str(errno));
+	}
+	freeaddrinfo(ai);
+	if (!readable(lsn.get(), slow(std::chrono::seconds{120})))
+		die("no client connected in time");
+	Fd conn(accept(lsn.get(), nullptr, nullptr));
+	if (conn.get() < 0)
+		die("accept: " + err_str(errno));
+	return conn;
+}
+
+// A connection to the server at host:port (IPv4).
+inline Fd connect_to_server(const std::string &host, const std::string &port)
+{
+	addrinfo hints{}, *ai = nullptr;
+
+	hints.ai_family = AF_INET;
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host.c_str(), port.c_str(), &hints, &ai))
+		die("cannot resolve " + host + ":" + port);
+	Fd conn(socket(AF_INET, SOCK_STREAM, 0));
+	if (conn.get() < 0 ||
+	    ::connect(conn.get(), ai->ai_addr, ai->ai_addrlen)) {
+		freeaddrinfo(ai);
+		die("cannot connect to " + host + ":" + port + ": " +
+		    err_str(errno));
+	}
+	freeaddrinfo(ai);
+	return conn;
+}
+
+} // namespace sroce::test::peer
+
+#endif
