@@ -237,6 +237,7 @@ static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb,
 {
 	enum sroce_drop_reason why;
 	struct sroce_qp *qp;
+	u32 qpn;
 
 	if (sroce_net_rx_bcast(skb)) {
 		sroce_net_rx_drop(sdev, skb, SROCE_DROP_BCAST);
@@ -248,27 +249,22 @@ static void sroce_net_rx_deliver(struct sroce_dev *sdev, struct sk_buff *skb,
 	}
 	/* BTH through ICRC, as sent (sroce_net_xmit()) */
 	trace_sroce_rx(sdev, skb->data, skb->len);
-	/* a unicast packet's QP counts it, in its QP counter if it has one */
-	qp = NULL;
-	if (sroce_bth_qpn(skb->data) != SROCE_QPN_MULTICAST)
-		qp = sroce_qp_get(sdev, sroce_bth_qpn(skb->data));
-	if (qp) {
-		sroce_qp_stats_inc(qp, SROCE_STAT_RCVD_PKTS);
-		sroce_qp_stats_add(qp, SROCE_STAT_RCVD_BYTES, skb->len);
-	} else {
+	qpn = sroce_bth_qpn(skb->data);
+	qp = qpn == SROCE_QPN_MULTICAST ? NULL : sroce_qp_get(sdev, qpn);
+	if (!qp) {
 		sroce_stats_inc(sdev, SROCE_STAT_RCVD_PKTS);
 		sroce_stats_add(sdev, SROCE_STAT_RCVD_BYTES, skb->len);
-	}
-	if (sroce_bth_qpn(skb->data) == SROCE_QPN_MULTICAST) {
-		sroce_mcast_rx_deliver(sdev, skb);
-		return;
-	}
-	if (!qp) {
-		sroce_drop_count_qpn(sdev, sroce_bth_qpn(skb->data),
-				     SROCE_DROP_NO_QP);
+		if (qpn == SROCE_QPN_MULTICAST) {
+			sroce_mcast_rx_deliver(sdev, skb);
+			return;
+		}
+		sroce_drop_count_qpn(sdev, qpn, SROCE_DROP_NO_QP);
 		kfree_skb(skb);
 		return;
 	}
+	/* in the QP's own counter if it is bound to one */
+	sroce_qp_stats_inc(qp, SROCE_STAT_RCVD_PKTS);
+	sroce_qp_stats_add(qp, SROCE_STAT_RCVD_BYTES, skb->len);
 	sroce_exec_rx(qp, skb);
 	sroce_qp_put(qp);
 }
