@@ -110,8 +110,8 @@ static inline void ib_mark_name_assigned_by_user(struct ib_device *ibdev)
 #define SROCE_UVERBS_WC_ATOMIC_WRITE	9
 #define SROCE_DEVICE_FLUSH_GLOBAL	BIT_ULL(38)
 #define SROCE_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
-#define SROCE_ACCESS_FLUSH_GLOBAL	(1 << 8)
-#define SROCE_ACCESS_FLUSH_PERSISTENT	(1 << 9)
+#define SROCE_ACCESS_FLUSH_GLOBAL	BIT(8)
+#define SROCE_ACCESS_FLUSH_PERSISTENT	BIT(9)
 
 /* Where ib_core names them, the values must agree (used by verbs.c). */
 #ifdef SROCE_HAVE_MEM_PLACEMENT
