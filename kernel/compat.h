@@ -131,10 +131,19 @@ static inline void ib_mark_name_assigned_by_user(struct ib_device *ibdev)
 #define SROCE_DEVICE_PLACEMENT_CAPS	(SROCE_DEVICE_ATOMIC_WRITE | \
 					 SROCE_DEVICE_FLUSH_GLOBAL)
 #define SROCE_ACCESS_PLACEMENT		SROCE_ACCESS_FLUSH_GLOBAL
+/*
+ * What a QP's access flags may name: ib_cm asks for both FLUSH rights
+ * whenever the device announces either (cm_init_qp_init_attr), so a QP
+ * must take persistence too; no region grants it, so a FLUSH asking for it
+ * is still refused.
+ */
+#define SROCE_QP_ACCESS_PLACEMENT	(SROCE_ACCESS_FLUSH_GLOBAL | \
+					 SROCE_ACCESS_FLUSH_PERSISTENT)
 #else
 #define SROCE_CHECK_PLACEMENT_ABI() do { } while (0)
 #define SROCE_DEVICE_PLACEMENT_CAPS	SROCE_DEVICE_ATOMIC_WRITE
 #define SROCE_ACCESS_PLACEMENT		0
+#define SROCE_QP_ACCESS_PLACEMENT	0
 #endif
 
 #endif /* SROCE_COMPAT_H */

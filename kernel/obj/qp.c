@@ -78,7 +78,7 @@
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC | \
-				 SROCE_ACCESS_PLACEMENT)
+				 SROCE_QP_ACCESS_PLACEMENT)
 
 /* The uapi layouts the data path and the provider agree on. */
 static_assert(sizeof(struct sroce_sge) == 16);
