@@ -126,20 +126,6 @@ struct Side {
 	}
 };
 
-const char *state_name(ibv_qp_state s)
-{
-	switch (s) {
-	case IBV_QPS_RESET: return "RESET";
-	case IBV_QPS_INIT: return "INIT";
-	case IBV_QPS_RTR: return "RTR";
-	case IBV_QPS_RTS: return "RTS";
-	case IBV_QPS_SQD: return "SQD";
-	case IBV_QPS_SQE: return "SQE";
-	case IBV_QPS_ERR: return "ERR";
-	default: return "UNKNOWN";
-	}
-}
-
 std::string status_name(ibv_wc_status s)
 {
 	switch (s) {

@@ -27,12 +27,6 @@ namespace {
 using namespace rc;
 using namespace std::chrono_literals;
 
-// The debugfs object counts on sroce; empty elsewhere.
-std::map<std::string, long> counts()
-{
-	return testing_sroce() ? debugfs_counts() : std::map<std::string, long>{};
-}
-
 class CqResize : public Rc {
 protected:
 	// n SENDs of 64 bytes from a to b, wr_ids first..first+n-1 on both
@@ -267,7 +261,7 @@ TEST_F(CqResize, ResizeWhileTrafficCompletes)
 // once the CQ is gone.
 TEST_F(CqResize, ResizesLeaveNothingBehind)
 {
-	const auto before = counts();
+	const auto before = debugfs_counts();
 	{
 		Cq cq(ibv_create_cq(ctx_.get(), 16, nullptr, nullptr, 0));
 		ASSERT_TRUE(cq) << std::strerror(errno);
@@ -279,7 +273,7 @@ TEST_F(CqResize, ResizesLeaveNothingBehind)
 		EXPECT_EQ(ibv_poll_cq(cq.get(), 4, wc), 0);
 		EXPECT_EQ(ibv_req_notify_cq(cq.get(), 0), 0);
 	}
-	EXPECT_EQ(counts(), before);
+	EXPECT_EQ(debugfs_counts(), before);
 }
 
 } // namespace

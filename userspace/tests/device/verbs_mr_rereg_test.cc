@@ -25,12 +25,6 @@ namespace {
 using namespace rc;
 using namespace std::chrono_literals;
 
-// The debugfs object counts on sroce; empty elsewhere.
-std::map<std::string, long> counts()
-{
-	return testing_sroce() ? debugfs_counts() : std::map<std::string, long>{};
-}
-
 constexpr size_t kLen = 8192;
 
 class MrRereg : public Rc {
@@ -344,7 +338,7 @@ TEST_F(MrRereg, BadRequestsFailWithTheRightErrno)
 // back once the MR is gone.
 TEST_F(MrRereg, RereggedMrLeavesNothingBehind)
 {
-	const auto before = counts();
+	const auto before = debugfs_counts();
 	{
 		Pd other(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(other) << std::strerror(errno);
@@ -369,7 +363,7 @@ TEST_F(MrRereg, RereggedMrLeavesNothingBehind)
 		r.mr.reset();
 		EXPECT_EQ(ibv_dealloc_pd(other.release()), 0);
 	}
-	EXPECT_EQ(counts(), before);
+	EXPECT_EQ(debugfs_counts(), before);
 }
 
 // A memory window bound to the MR makes the re-registration fail, as it

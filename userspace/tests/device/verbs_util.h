@@ -233,6 +233,21 @@ inline ibv_qp_state query_state(ibv_qp *qp)
 	return a.qp_state;
 }
 
+// A QP state's name as the verbs spell it, for messages.
+inline const char *state_name(ibv_qp_state s)
+{
+	switch (s) {
+	case IBV_QPS_RESET: return "RESET";
+	case IBV_QPS_INIT: return "INIT";
+	case IBV_QPS_RTR: return "RTR";
+	case IBV_QPS_RTS: return "RTS";
+	case IBV_QPS_SQD: return "SQD";
+	case IBV_QPS_SQE: return "SQE";
+	case IBV_QPS_ERR: return "ERR";
+	default: return "UNKNOWN";
+	}
+}
+
 inline ::testing::AssertionResult modify(ibv_qp *qp, ibv_qp_attr &a, int mask,
 					 const char *what)
 {
