@@ -71,6 +71,9 @@ static int sroce_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 SROCE_DEVICE_PLACEMENT_CAPS;
 	SROCE_CHECK_PLACEMENT_ABI();
+	/* The device clock of completion timestamps (sroce-abi.h). */
+	attr->timestamp_mask = SROCE_COMPLETION_TIMESTAMP_MASK;
+	attr->hca_core_clock = SROCE_HCA_CORE_CLOCK_KHZ;
 	/* Lets "rdma link delete" remove the device. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;

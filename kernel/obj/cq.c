@@ -25,6 +25,7 @@
  * atomic fetch-and-clear under post_lock, and only the poster whose
  * fetch-and-clear saw a matching bit calls the handler.
  */
+#include <linux/ktime.h>
 #include <linux/log2.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
@@ -42,6 +43,8 @@
 
 /* A slot holds one CQE, and slots are a power of two in size. */
 static_assert(sizeof(struct sroce_cqe) == 64);
+static_assert(offsetof(struct sroce_cqe, ts) == 48 &&
+	      offsetof(struct sroce_cqe, ts_wallclock) == 56);
 
 static int sroce_cq_create(struct ib_cq *ibcq,
 			   const struct ib_cq_init_attr *attr,
@@ -54,7 +57,9 @@ static int sroce_cq_create(struct ib_cq *ibcq,
 	struct ib_ucontext *uctx;
 	int cqn, err;
 
-	if (attr->flags)
+	/* Only a provider can read a stamp: struct ib_wc has no field. */
+	if ((attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION) ||
+	    (attr->flags && !udata))
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > SROCE_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
@@ -68,6 +73,7 @@ static int sroce_cq_create(struct ib_cq *ibcq,
 		return cqn == -ENOSPC ? -ENOMEM : cqn;
 	cq->cqn = cqn;
 	cq->user = udata;
+	cq->timestamp = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
 	spin_lock_init(&cq->post_lock);
 	spin_lock_init(&cq->poll_lock);
 	mutex_init(&cq->resize_mutex);
@@ -127,6 +133,19 @@ static void sroce_cq_report_overflow(struct sroce_cq *cq)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
+/*
+ * Stamp a CQE of a timestamp CQ (sroce-abi.h): the device clock and
+ * CLOCK_REALTIME at the same instant, one clock read.  Under post_lock, so
+ * the stamps follow the ring order.
+ */
+static void sroce_cq_stamp(struct sroce_cqe *slot)
+{
+	ktime_t now = ktime_get();
+
+	slot->ts = ktime_to_ns(now);
+	slot->ts_wallclock = ktime_to_ns(ktime_mono_to_real(now));
+}
+
 /**
  * sroce_cq_post - publish one completion
  * @cq: the completion queue
@@ -148,6 +167,7 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 	struct sroce_queue *q = &cq->queue;
 	u32 want = SROCE_CQ_ARM_NEXT | (solicited ? SROCE_CQ_ARM_SOLICITED : 0);
 	bool notify = false;
+	struct sroce_cqe *slot;
 	unsigned long irqflags;
 	atomic_t *flags;
 	u32 cons;
@@ -171,7 +191,10 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 		return -ENOSPC;
 	}
 
-	memcpy(sroce_queue_slot(q, cq->producer), cqe, sizeof(*cqe));
+	slot = sroce_queue_slot(q, cq->producer);
+	memcpy(slot, cqe, sizeof(*cqe));
+	if (cq->timestamp)
+		sroce_cq_stamp(slot);
 	trace_sroce_cqe(cq, cqe);
 	cq->producer++;
 	sroce_queue_publish_producer(q, cq->producer);

@@ -52,6 +52,7 @@ struct sroce_cq {
 	u32 consumer;			/* kernel CQ: next CQE poll_cq reads */
 	u32 cqn;
 	bool user;			/* mapped by a provider */
+	bool timestamp;			/* stamp CQEs (sroce-abi.h) */
 	struct mutex resize_mutex;	/* resizes; see above */
 };
 

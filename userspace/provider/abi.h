@@ -154,6 +154,13 @@ static_assert(sizeof(struct sroce_send_wqe) == 64 &&
 	      offsetof(struct sroce_send_wqe, wr.bind.new_rkey) == 56 &&
 	      offsetof(struct sroce_send_wqe, wr.bind.access) == 60,
 	      "sroce_send_wqe layout");
+/* A CQ ring slot: the timestamps fill its last 16 bytes. */
+static_assert(sizeof(struct sroce_cqe) == 64 &&
+	      offsetof(struct sroce_cqe, wc_flags) == 36 &&
+	      offsetof(struct sroce_cqe, network_hdr_type) == 47 &&
+	      offsetof(struct sroce_cqe, ts) == 48 &&
+	      offsetof(struct sroce_cqe, ts_wallclock) == 56,
+	      "sroce_cqe layout");
 static_assert(sizeof(struct sroce_recv_wqe) == 16 &&
 	      offsetof(struct sroce_recv_wqe, num_sge) == 8,
 	      "sroce_recv_wqe layout");

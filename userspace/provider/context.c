@@ -44,6 +44,7 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.query_device_ex = sroce_query_device,
 	.query_port = sroce_query_port,
 	.query_qp = sroce_qp_query,
+	.query_rt_values = sroce_query_rt_values,
 	.query_srq = sroce_srq_query,
 	.reg_mr = sroce_mr_reg,
 	.req_notify_cq = sroce_cq_req_notify,

@@ -139,17 +139,21 @@ struct ibv_cq *sroce_cq_create(struct ibv_context *ibctx, int cqe,
 }
 
 /*
- * What ibv_create_cq_ex may ask for: every field a CQE carries.  Refused
- * (EOPNOTSUPP): completion timestamps (the device keeps no clock), CVLAN,
- * flow tags and tag matching (no such features), the parent-domain PD and
+ * What ibv_create_cq_ex may ask for: every field a CQE carries, and the
+ * completion timestamps of the device clock and of CLOCK_REALTIME (the
+ * kernel stamps both on a CQ created with the timestamp flag, see
+ * sroce-abi.h).  Refused (EOPNOTSUPP): CVLAN, flow tags and tag matching
+ * (no such features), the parent-domain PD and
  * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN (an overrun puts the CQ in error for
  * good, see kernel/obj/cq.c).  pkey_index, which ibv_poll_cq reports, has no
  * read_* callback in libibverbs 44.
  */
+#define SROCE_CQ_WC_TS (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |		\
+			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 #define SROCE_CQ_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |	\
 			   IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |	\
 			   IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |		\
-			   IBV_WC_EX_WITH_DLID_PATH_BITS)
+			   IBV_WC_EX_WITH_DLID_PATH_BITS | SROCE_CQ_WC_TS)
 
 static int sroce_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)
 {
@@ -164,13 +168,18 @@ static int sroce_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)
 
 /*
  * The same kernel CQ and ring as sroce_cq_create(); the extended command
- * carries no driver request, the response the same sroce tail.
+ * carries no driver request, the response the same sroce tail.  libibverbs
+ * turns IBV_WC_EX_WITH_COMPLETION_TIMESTAMP into the kernel's
+ * IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION; the command is given it for a
+ * CQ that asks only for the wall clock as well, since the kernel stamps
+ * both clocks or neither.
  */
 struct ibv_cq_ex *sroce_cq_create_ex(struct ibv_context *ibctx,
 				     struct ibv_cq_init_attr_ex *attr)
 {
 	struct sroce_context *ctx = to_sroce_ctx(ibctx);
 	union sroce_create_cq_ex_reply reply = {};
+	struct ibv_cq_init_attr_ex cmd_attr;
 	struct sroce_cq *cq;
 	int ret;
 
@@ -179,10 +188,13 @@ struct ibv_cq_ex *sroce_cq_create_ex(struct ibv_context *ibctx,
 		errno = ret;
 		return NULL;
 	}
+	cmd_attr = *attr;
+	if (cmd_attr.wc_flags & SROCE_CQ_WC_TS)
+		cmd_attr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
 	cq = sroce_cq_alloc();
 	if (!cq)
 		return NULL;
-	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->base_vcq, NULL, 0,
+	ret = ibv_cmd_create_cq_ex(ibctx, &cmd_attr, &cq->base_vcq, NULL, 0,
 				   &reply.core, sizeof(reply), 0);
 	if (!ret)
 		ret = sroce_cq_map_or_destroy(ctx, cq, &reply.tail.drv);
@@ -466,7 +478,22 @@ static uint8_t sroce_cq_read_dlid_path_bits(struct ibv_cq_ex *cqx)
 	return cqx_to_sroce_cq(cqx)->cur.dlid_path_bits;
 }
 
-/* Every reader is set: a CQE always carries every field. */
+/* The device clock (CLOCK_MONOTONIC) in ns: what ibv_query_rt_values_ex reads. */
+static uint64_t sroce_cq_read_completion_ts(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_sroce_cq(cqx)->cur.ts;
+}
+
+static uint64_t sroce_cq_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_sroce_cq(cqx)->cur.ts_wallclock;
+}
+
+/*
+ * Every reader is set: a CQE always carries every field; the timestamps
+ * only on a CQ that asked for them (0 otherwise, never read: libibverbs'
+ * readers are only valid for the wc_flags the CQ was created with).
+ */
 static void sroce_cq_ex_ops(struct sroce_cq *cq)
 {
 	struct ibv_cq_ex *cqx = &cq->base_vcq.cq_ex;
@@ -484,4 +511,7 @@ static void sroce_cq_ex_ops(struct sroce_cq *cq)
 	cqx->read_slid = sroce_cq_read_slid;
 	cqx->read_sl = sroce_cq_read_sl;
 	cqx->read_dlid_path_bits = sroce_cq_read_dlid_path_bits;
+	cqx->read_completion_ts = sroce_cq_read_completion_ts;
+	cqx->read_completion_wallclock_ns =
+		sroce_cq_read_completion_wallclock_ns;
 }

@@ -3,9 +3,12 @@
  * sroce provider: device and port queries.
  *
  * The kernel answers both with the generic uverbs responses; sroce adds no
- * driver data, so these only forward to libibverbs' command helpers.
+ * driver data, so these only forward to libibverbs' command helpers.  The
+ * device clock is read here without the kernel (sroce_query_rt_values).
  */
+#include <errno.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "sroce.h"
 
@@ -47,4 +50,34 @@ int sroce_query_port(struct ibv_context *ibctx, uint8_t port_num,
 	struct verbs_cmd_query_port cmd = {};
 
 	return ibv_cmd_query_port(ibctx, port_num, attr, &cmd, sizeof(cmd));
+}
+
+/*
+ * ibv_query_rt_values_ex: the device clock, in the time base of the
+ * completion timestamps.  That clock is CLOCK_MONOTONIC in nanoseconds
+ * (sroce-abi.h), which clock_gettime() reads from the same timekeeper the
+ * kernel stamps CQEs with (through the vDSO, no system call).  The value
+ * goes whole into raw_clock.tv_nsec with tv_sec 0, as hardware providers
+ * report their cycle counters: read as a count (tv_nsec) or as a timespec
+ * (tv_sec * 10^9 + tv_nsec) it is the same number of ticks.  Like them,
+ * this answers the bits of comp_mask it knows and clears the others.
+ */
+int sroce_query_rt_values(struct ibv_context *ibctx,
+			  struct ibv_values_ex *values)
+{
+	uint32_t done = 0;
+	struct timespec ts;
+
+	(void)ibctx;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		if (clock_gettime(CLOCK_MONOTONIC, &ts))
+			return errno;
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec =
+			(long)((uint64_t)ts.tv_sec * 1000000000u +
+			       (uint64_t)ts.tv_nsec);
+		done |= IBV_VALUES_MASK_RAW_CLOCK;
+	}
+	values->comp_mask = done;
+	return 0;
 }

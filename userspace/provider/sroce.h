@@ -207,6 +207,8 @@ struct verbs_context *sroce_context_alloc(struct ibv_device *ibdev,
 int sroce_query_device(struct ibv_context *ibctx,
 		       const struct ibv_query_device_ex_input *input,
 		       struct ibv_device_attr_ex *attr, size_t attr_size);
+int sroce_query_rt_values(struct ibv_context *ibctx,
+			  struct ibv_values_ex *values);
 int sroce_query_port(struct ibv_context *ibctx, uint8_t port_num,
 		     struct ibv_port_attr *attr);
 

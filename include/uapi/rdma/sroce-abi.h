@@ -115,6 +115,7 @@ enum sroce_cq_flags {
  * One work completion.  status, opcode and wc_flags use the values of
  * libibverbs' enum ibv_wc_status, enum ibv_wc_opcode and enum ibv_wc_flags,
  * which are those of the kernel's enum ib_uverbs_wc_opcode and friends.
+ * ts and ts_wallclock: see "Completion timestamps" below.
  */
 struct sroce_cqe {
 	__aligned_u64 wr_id;
@@ -132,7 +133,8 @@ struct sroce_cqe {
 	__u8 dlid_path_bits;
 	__u8 port_num;
 	__u8 network_hdr_type;	/* for UD: RoCE v2 over IPv4 or IPv6 */
-	__u32 reserved[4];
+	__aligned_u64 ts;		/* device clock, ns (timestamp CQs) */
+	__aligned_u64 ts_wallclock;	/* CLOCK_REALTIME, ns (timestamp CQs) */
 };
 
 /* Driver tail of the CREATE_CQ (and RESIZE_CQ) response. */
@@ -331,5 +333,29 @@ struct sroce_create_srq_resp {
 	__u32 slots;		/* power of two */
 	__u32 slot_shift;	/* log2 of the slot size */
 };
+
+/*
+ * Completion timestamps (issue 15).
+ *
+ * The device clock is the kernel's CLOCK_MONOTONIC in nanoseconds, a
+ * 64-bit free-running counter: query_device reports hca_core_clock
+ * SROCE_HCA_CORE_CLOCK_KHZ (1 GHz, one tick a nanosecond) and
+ * completion_timestamp_mask SROCE_COMPLETION_TIMESTAMP_MASK.  The same
+ * clock is what clock_gettime(CLOCK_MONOTONIC) reads in userspace (one
+ * timekeeper, shared through the vDSO), so the provider answers
+ * ibv_query_rt_values_ex without a system call.
+ *
+ * A CQ created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION (libibverbs
+ * sets it for IBV_WC_EX_WITH_COMPLETION_TIMESTAMP; the provider sets it for
+ * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK too) gets every CQE stamped
+ * when the kernel publishes it, under the CQ's post lock: ts with the
+ * device clock, ts_wallclock with CLOCK_REALTIME at the same instant (the
+ * monotonic reading converted with the timekeeper's current offset).  So
+ * the stamps of one CQ never decrease in ring order.  Other CQs get 0 in
+ * both, and cost no clock read.  Kernel CQs cannot ask (struct ib_wc has
+ * no timestamp).
+ */
+#define SROCE_HCA_CORE_CLOCK_KHZ 1000000ULL
+#define SROCE_COMPLETION_TIMESTAMP_MASK (~0ULL)
 
 #endif /* SROCE_ABI_USER_H */

@@ -1,7 +1,7 @@
 // The fixture of the extended-verbs cases (Ex*, part of verbs_device_tests),
-// shared by verbs_ex_test.cc (ExQp, ExCq), verbs_ex_async_test.cc (ExAsync)
-// and verbs_ex_state_test.cc (ExSqd, ExQuery).  Run inside a test-bed guest
-// as root:
+// shared by verbs_ex_test.cc (ExQp, ExCq), verbs_ex_async_test.cc (ExAsync),
+// verbs_ex_state_test.cc (ExSqd, ExQuery) and verbs_cq_timestamp_test.cc
+// (CqTimestamp).  Run inside a test-bed guest as root:
 //   SROCE_RDMA_DEV=sroce0 verbs_device_tests --gtest_filter='Ex*'
 // Two RC QPs of the device under test, in this one process, are connected
 // to each other through the device's own IPv4 RoCE v2 GID, as in

@@ -168,23 +168,6 @@ int create_counters(const Objects &o)
 			  ibv_destroy_counters);
 }
 
-int query_rt_values(const Objects &o)
-{
-	ibv_values_ex v{};
-	v.comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
-	return ibv_query_rt_values_ex(o.ctx, &v);
-}
-
-int timestamp_cq(const Objects &o)
-{
-	ibv_cq_init_attr_ex a{};
-	a.cqe = 4;
-	a.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
-	return ctor_errno(ibv_create_cq_ex(o.ctx, &a), [](ibv_cq_ex *cq) {
-		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
-	});
-}
-
 int modify_cq(const Objects &o)
 {
 	ibv_modify_cq_attr a{};
@@ -301,11 +284,6 @@ std::string flow(const ibv_device_attr_ex &a)
 		     "IBV_DEVICE_MANAGED_FLOW_STEERING");
 }
 
-std::string clock(const ibv_device_attr_ex &a)
-{
-	return if_on(a.completion_timestamp_mask, "completion_timestamp_mask");
-}
-
 std::string dm(const ibv_device_attr_ex &a)
 {
 	return if_on(a.max_dm_size, "max_dm_size");
@@ -350,8 +328,6 @@ INSTANTIATE_TEST_SUITE_P(
 		RefusedCase{"AllocTd", never, alloc_td},
 		RefusedCase{"AllocParentDomain", never, alloc_parent_domain},
 		RefusedCase{"CreateCounters", never, create_counters},
-		RefusedCase{"QueryRtValues", clock, query_rt_values},
-		RefusedCase{"CqWithCompletionTimestamps", clock, timestamp_cq},
 		RefusedCase{"ModifyCqModeration", moderation, modify_cq},
 		RefusedCase{"QpRateLimit", pacing, rate_limit},
 		RefusedCase{"SrqTagMatching", tag_matching, srq_ops},
