@@ -68,17 +68,21 @@ static struct sroce_srq *sroce_resp_srq(struct sroce_qp *qp)
 	return qp->ibqp.srq ? to_sroce_srq(qp->ibqp.srq) : NULL;
 }
 
-/* The ring receive WQEs come from: the SRQ's or the QP's own RQ. */
-static struct sroce_queue *sroce_resp_rwq(struct sroce_qp *qp)
+/*
+ * log2 of the slot size of the ring receive WQEs come from: the SRQ's
+ * (which a resize replaces, but with slots of the same size) or the QP's
+ * own RQ.
+ */
+static u32 sroce_resp_rwq_shift(struct sroce_qp *qp)
 {
 	struct sroce_srq *srq = sroce_resp_srq(qp);
 
-	return srq ? &srq->rq : &qp->rq;
+	return srq ? srq->slot_shift : qp->rq.slot_shift;
 }
 
 int sroce_resp_init(struct sroce_qp *qp)
 {
-	qp->resp.rwqe = kmalloc(BIT(sroce_resp_rwq(qp)->slot_shift),
+	qp->resp.rwqe = kmalloc(BIT(sroce_resp_rwq_shift(qp)),
 				sroce_obj_gfp(qp->user));
 	return qp->resp.rwqe ? 0 : -ENOMEM;
 }
@@ -270,7 +274,7 @@ bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_srq *srq = sroce_resp_srq(qp);
-	size_t room = BIT(sroce_resp_rwq(qp)->slot_shift) -
+	size_t room = BIT(sroce_resp_rwq_shift(qp)) -
 		      sizeof(struct sroce_recv_wqe);
 	u32 max_sge = srq ? srq->max_sge : qp->cap.max_recv_sge;
 

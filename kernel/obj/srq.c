@@ -9,7 +9,7 @@
  * calls; a kernel SRQ's ring is written by post_srq_recv (kernel/dp/post.c).
  * The capacity and SGE count are rounded up to what the slots hold and
  * written back.  Only basic SRQs exist: XRC and tag-matching SRQs fail
- * with EOPNOTSUPP, and so does resizing (IB_SRQ_MAX_WR in modify_srq).
+ * with EOPNOTSUPP.
  *
  * Consumers.  Every QP created with the SRQ takes its receive WQEs from
  * here (sroce_srq_take(), called by the responder through
@@ -27,6 +27,19 @@
  * SRQ's event handler once and the SRQ is disarmed (IBA 10.2.9.4.1).  The
  * srq_limit given at creation is ignored, as the verbs specify.
  *
+ * Resize.  modify_srq with IB_SRQ_MAX_WR puts a new ring of at least
+ * max_wr slots (same slot size) in place of the old one; the WQEs posted
+ * and not yet taken move over in order, at the same counter values, so
+ * consumers and the producer carry on where they were.  The copy is done
+ * in two parts, as for a CQ (kernel/obj/cq.c): most of it with no lock
+ * held, then the rest and the swap with every consumer and kernel poster
+ * locked out (see kernel/obj/srq.h).  More WQEs posted than max_wr, a
+ * max_wr of 0 or above max_srq_wr, or (with IB_SRQ_LIMIT in the same call)
+ * a limit above the new capacity fail with EINVAL and change nothing.  A
+ * user SRQ's new ring is described through the address its provider put in
+ * the request (struct sroce_modify_srq_cmd); the old ring's memory goes
+ * when the provider unmaps it, and the kernel never reads it again.
+ *
  * Lifetime.  ib_core refuses to destroy an SRQ while QPs use it (EBUSY),
  * and a QP's destruction stops its engine first, so nothing takes from an
  * SRQ being destroyed.
@@ -34,7 +47,9 @@
 #include <linux/log2.h>
 #include <linux/minmax.h>
 #include <linux/spinlock.h>
+#include <linux/uaccess.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>	/* rdma_udata_to_drv_context() */
 
 #include "debugfs.h"
 #include "dev_limits.h"
@@ -43,6 +58,7 @@
 #include "verbs.h"
 
 static_assert(sizeof(struct sroce_create_srq_resp) == 24);
+static_assert(sizeof(struct sroce_modify_srq_cmd) == 8);
 /* The largest slot fits the ring code's limit of 4 KiB. */
 static_assert(sizeof(struct sroce_recv_wqe) +
 	      SROCE_MAX_SRQ_SGE * sizeof(struct sroce_sge) <= 4096);
@@ -101,12 +117,14 @@ static int sroce_srq_create(struct ib_srq *ibsrq,
 	srq->user = udata;
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->post_lock);
+	mutex_init(&srq->resize_mutex);
 
 	sroce_srq_size(&init->attr, &slots, &shift);
 	err = sroce_queue_init(&srq->rq, slots, shift, uctx);
 	if (err)
 		goto err_free_srqn;
 	srq->max_sge = init->attr.max_sge;
+	srq->slot_shift = shift;
 
 	if (udata) {
 		resp.mmap_key = sroce_queue_mmap_key(&srq->rq);
@@ -136,42 +154,211 @@ static int sroce_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata)
 
 	sroce_queue_cleanup(&srq->rq);
 	ida_free(&sdev->srq_ida, srq->srqn);
+	mutex_destroy(&srq->resize_mutex);
 	sroce_obj_put(SROCE_OBJ_SRQ);
 	return 0;
+}
+
+/*
+ * The producer of the ring in force, read once: the provider's (anything;
+ * the caller checks it) or the kernel posters'.  Caller holds lock.
+ */
+static u32 sroce_srq_producer(struct sroce_srq *srq)
+{
+	lockdep_assert_held(&srq->lock);
+	/* acquire: the slots are read after the producer that covers them */
+	return sroce_queue_peer_producer(&srq->rq);
+}
+
+/* Copy WQEs [from, to) of the ring in force into @q, at the same counters. */
+static void sroce_srq_copy(struct sroce_srq *srq, struct sroce_queue *q,
+			   u32 from, u32 to)
+{
+	for (; from != to; from++)
+		memcpy(sroce_queue_slot(q, from),
+		       sroce_queue_slot(&srq->rq, from), BIT(q->slot_shift));
+}
+
+/*
+ * The first, lock-free part of a resize: copy the WQEs posted now into @q
+ * and return the producer copied up to.  The slots of [cons, producer)
+ * are not written while the copy runs: a producer only fills slots the
+ * consumers have freed (a user SRQ's provider does not post at all
+ * meanwhile).  Those taken meanwhile may be refilled, so some copies may be
+ * stale; sroce_srq_swap() keeps only the WQEs still not taken when it holds
+ * the locks, which this copied intact, and copies the rest.  The ring in
+ * force cannot change under the copy: only a resize changes it.
+ */
+static int sroce_srq_copy_bulk(struct sroce_srq *srq, struct sroce_queue *q,
+			       u32 *copied)
+{
+	u32 cons, prod;
+
+	lockdep_assert_held(&srq->resize_mutex);
+	spin_lock_bh(&srq->lock);
+	cons = srq->cons;
+	prod = sroce_srq_producer(srq);
+	spin_unlock_bh(&srq->lock);
+	if (!sroce_ring_valid(prod, cons, srq->rq.num_slots))
+		return -EINVAL;
+	sroce_srq_copy(srq, q, cons, prod);
+	*copied = prod;
+	return 0;
+}
+
+/*
+ * The second part, consumers and kernel posters locked out: check that the
+ * WQEs not yet taken fit @max_wr and the limit (if @mask sets it) the new
+ * capacity, copy what sroce_srq_copy_bulk() did not, carry the counters
+ * over and make @q the ring in force; @q then holds the old ring.  The
+ * producer is read once: a provider that moves it meanwhile only gets
+ * its own WQEs wrong.
+ */
+static int sroce_srq_swap(struct sroce_srq *srq, struct sroce_queue *q,
+			  u32 copied, const struct ib_srq_attr *attr,
+			  enum ib_srq_attr_mask mask)
+{
+	struct sroce_queue *cur = &srq->rq;
+	unsigned long irqflags;
+	u32 prod, from;
+	int err = 0;
+
+	lockdep_assert_held(&srq->resize_mutex);
+	spin_lock_bh(&srq->lock);
+	spin_lock_irqsave(&srq->post_lock, irqflags);
+	prod = sroce_srq_producer(srq);
+	if (!sroce_ring_valid(prod, srq->cons, cur->num_slots) ||
+	    prod - srq->cons > attr->max_wr ||
+	    ((mask & IB_SRQ_LIMIT) && attr->srq_limit > q->num_slots)) {
+		err = -EINVAL;
+		goto out;
+	}
+	/* copied lies in [cons, prod] unless the consumers passed it since */
+	from = copied - srq->cons <= prod - srq->cons ? copied : srq->cons;
+	sroce_srq_copy(srq, q, from, prod);
+	sroce_queue_publish_consumer(q, srq->cons);
+	sroce_queue_publish_producer(q, prod);
+	swap(*cur, *q);
+	if (mask & IB_SRQ_LIMIT)
+		srq->limit = attr->srq_limit;
+out:
+	spin_unlock_irqrestore(&srq->post_lock, irqflags);
+	spin_unlock_bh(&srq->lock);
+	return err;
+}
+
+/*
+ * A user SRQ's new ring, written to where the provider asked (the
+ * MODIFY_SRQ command has no response): before the swap, which cannot be
+ * undone, so that a fault leaves all as it was.
+ */
+static int sroce_srq_resize_resp(struct sroce_srq *srq,
+				 const struct sroce_queue *q, u64 resp_addr)
+{
+	struct sroce_create_srq_resp resp = {
+		.mmap_key = sroce_queue_mmap_key(q),
+		.mmap_len = q->len,
+		.srqn = srq->srqn,
+		.slots = q->num_slots,
+		.slot_shift = q->slot_shift,
+	};
+
+	if (copy_to_user(u64_to_user_ptr(resp_addr), &resp, sizeof(resp)))
+		return -EFAULT;
+	return 0;
+}
+
+/* IB_SRQ_MAX_WR, with IB_SRQ_LIMIT or not; see the top of the file. */
+static int sroce_srq_resize(struct sroce_srq *srq, struct ib_srq_attr *attr,
+			    enum ib_srq_attr_mask mask,
+			    struct ib_ucontext *uctx, u64 resp_addr)
+{
+	struct sroce_queue q = {};
+	u32 copied;
+	int err;
+
+	lockdep_assert_held(&srq->resize_mutex);
+	if (!attr->max_wr || attr->max_wr > SROCE_MAX_SRQ_WR)
+		return -EINVAL;
+	err = sroce_queue_init(&q, roundup_pow_of_two(attr->max_wr),
+			       srq->slot_shift, uctx);
+	if (err)
+		return err;
+	if (uctx)
+		err = sroce_srq_resize_resp(srq, &q, resp_addr);
+	if (!err)
+		err = sroce_srq_copy_bulk(srq, &q, &copied);
+	if (!err)
+		err = sroce_srq_swap(srq, &q, copied, attr, mask);
+	if (!err)
+		attr->max_wr = srq->rq.num_slots;
+	sroce_queue_cleanup(&q);	/* the new ring, or on success the old */
+	return err;
+}
+
+/*
+ * The driver request: none, or struct sroce_modify_srq_cmd; bytes past it
+ * must be zero.  A shorter request is taken as its prefix.
+ */
+static int sroce_srq_modify_cmd(struct ib_udata *udata,
+				struct sroce_modify_srq_cmd *cmd)
+{
+	size_t len;
+
+	if (!udata || !udata->inlen)
+		return 0;
+	len = min(udata->inlen, sizeof(*cmd));
+	if (udata->inlen > len &&
+	    !ib_is_udata_cleared(udata, len, udata->inlen - len))
+		return -EOPNOTSUPP;
+	return ib_copy_from_udata(cmd, udata, len);
 }
 
 static int sroce_srq_modify(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 			    enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct sroce_srq *srq = to_sroce_srq(ibsrq);
+	struct sroce_modify_srq_cmd cmd = {};
+	struct ib_ucontext *uctx = NULL;
+	int err;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	/* No request fields are defined: refuse any we would ignore. */
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return -EOPNOTSUPP;
-	/* Resizing would move the ring under the provider's mapping. */
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
-	if (!(mask & IB_SRQ_LIMIT))
+	err = sroce_srq_modify_cmd(udata, &cmd);
+	if (err)
+		return err;
+	if (mask & IB_SRQ_MAX_WR && srq->user) {
+		/* A provider that cannot learn the new ring: as before. */
+		if (!cmd.resp_addr)
+			return -EOPNOTSUPP;
+		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+						  ibuc)->ibuc;
+	}
+	if (!(mask & (IB_SRQ_MAX_WR | IB_SRQ_LIMIT)))
 		return 0;
-	if (attr->srq_limit > srq->rq.num_slots)
-		return -EINVAL;
 
-	spin_lock_bh(&srq->lock);
-	srq->limit = attr->srq_limit;
-	spin_unlock_bh(&srq->lock);
-	return 0;
+	mutex_lock(&srq->resize_mutex);
+	if (mask & IB_SRQ_MAX_WR) {
+		err = sroce_srq_resize(srq, attr, mask, uctx, cmd.resp_addr);
+	} else {
+		spin_lock_bh(&srq->lock);
+		if (attr->srq_limit > srq->rq.num_slots)
+			err = -EINVAL;
+		else
+			srq->limit = attr->srq_limit;
+		spin_unlock_bh(&srq->lock);
+	}
+	mutex_unlock(&srq->resize_mutex);
+	return err;
 }
 
 static int sroce_srq_query(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct sroce_srq *srq = to_sroce_srq(ibsrq);
 
-	attr->max_wr = srq->rq.num_slots;
 	attr->max_sge = srq->max_sge;
 	spin_lock_bh(&srq->lock);
+	attr->max_wr = srq->rq.num_slots;
 	attr->srq_limit = srq->limit;
 	spin_unlock_bh(&srq->lock);
 	return 0;
@@ -192,7 +379,7 @@ static void sroce_srq_limit_reached(struct sroce_srq *srq)
 /**
  * sroce_srq_take - take the next receive WQE for a receiving QP
  * @srq: the SRQ the QP is attached to
- * @dst: where the WQE's slot is copied; 1 << srq->rq.slot_shift bytes
+ * @dst: where the WQE's slot is copied; 1 << srq->slot_shift bytes
  *
  * A QP's engine (softirq or process context, its exec_lock held).  The
  * limit event's handler is called from there, as an interrupt would; it

@@ -2,6 +2,7 @@
 #ifndef SROCE_SRQ_H
 #define SROCE_SRQ_H
 
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
@@ -10,24 +11,33 @@
 
 /*
  * A shared receive queue: one ring of struct sroce_recv_wqe slots that
- * several QPs take their receive WQEs from (kernel/srq.c).
+ * several QPs take their receive WQEs from (kernel/obj/srq.c).
  *
  * Locking:
  *  - lock serialises the consumers and protects cons and limit.  The
  *    consumers are the engines of every QP attached to the SRQ, which run
- *    in their own work items (or a doorbell's system call) on any CPU at
- *    the same time, and modify_srq/query_srq; all in process context, so
- *    a plain spinlock.  The SRQ limit event is raised after it is dropped.
+ *    in their own work items, in softirq (packet receive) or a doorbell's
+ *    system call, on any CPU at the same time, and modify_srq/query_srq;
+ *    so it is taken with BHs off.  The SRQ limit event is raised after it
+ *    is dropped.
  *  - post_lock serialises kernel posters (post_srq_recv), which may run in
  *    any context, hence with interrupts disabled; it guards the producer
  *    counter in the ring header.  A user SRQ's producer is the provider's.
- *  - rq, srqn, max_sge and user are fixed at creation.
+ *  - rq (the ring itself) changes only in a resize, with resize_mutex,
+ *    lock and post_lock held: a holder of any of them sees one ring
+ *    throughout (sroce_srq_take() under lock, post_srq_recv under
+ *    post_lock).  resize_mutex serialises modify_srq (uverbs holds the SRQ
+ *    only for reading, so two threads may modify it at once).
+ *  - Lock order: resize_mutex > lock > post_lock.
+ *  - srqn, max_sge, slot_shift and user are fixed at creation; a resize
+ *    keeps the slot size, so slot_shift may be read without a lock.
  */
 struct sroce_srq {
 	struct ib_srq ibsrq;
 	struct sroce_queue rq;
 	u32 srqn;
 	u32 max_sge;			/* SGEs per WQE, as granted */
+	u32 slot_shift;			/* rq's, for readers without a lock */
 	bool user;			/* ring mapped by a provider */
 
 	spinlock_t lock;		/* consumers; see above */
@@ -35,6 +45,7 @@ struct sroce_srq {
 	u32 limit;			/* armed srq_limit; 0: not armed */
 
 	spinlock_t post_lock;		/* kernel posters; see above */
+	struct mutex resize_mutex;	/* modify_srq; see above */
 };
 
 static inline struct sroce_srq *to_sroce_srq(struct ib_srq *ibsrq)

@@ -18,8 +18,8 @@
  * response and a view that skips it to reach the tail.  Pass &reply.core and
  * sizeof(reply) to the ibv_cmd_* helper, read the tail as reply.tail.drv.
  *
- * Requests for these commands carry no driver data, so they use the plain
- * command layouts of verbs_private.h.
+ * Requests carry no driver data, so they use the plain command layouts of
+ * verbs_private.h, except MODIFY_SRQ's (below).
  */
 #ifndef SROCE_PROVIDER_ABI_H
 #define SROCE_PROVIDER_ABI_H
@@ -29,6 +29,8 @@
 #include <stdint.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/sroce-abi.h>
+
+#include "verbs_private.h"
 
 #define SROCE_REPLY(name, core_type, drv_type)				\
 	union name {							\
@@ -133,6 +135,22 @@ static_assert(offsetof(struct sroce_create_srq_resp, mmap_key) == 0 &&
 	      offsetof(struct sroce_create_srq_resp, slot_shift) == 20 &&
 	      sizeof(struct sroce_create_srq_resp) == 24,
 	      "sroce_create_srq_resp layout");
+
+/*
+ * MODIFY_SRQ (ibv_modify_srq with IBV_SRQ_MAX_WR): the command has no
+ * response, so the driver request, right after the core request, carries
+ * the address where the kernel writes the CREATE_SRQ tail for the new ring.
+ */
+struct sroce_modify_srq_req {
+	struct verbs_cmd_modify_srq core;
+	struct sroce_modify_srq_cmd drv;
+};
+static_assert(offsetof(struct sroce_modify_srq_req, drv) ==
+		      sizeof(struct verbs_cmd_modify_srq) &&
+	      offsetof(struct sroce_modify_srq_cmd, resp_addr) == 0 &&
+	      sizeof(struct sroce_modify_srq_cmd) == 8 &&
+	      sizeof(struct sroce_modify_srq_req) == 32,
+	      "24-byte core request + 8-byte sroce request");
 
 /* Work-request slots of the SQ, RQ and SRQ rings. */
 static_assert(sizeof(struct sroce_sge) == 16 &&

@@ -7,9 +7,10 @@
  * QP's RQ (qp.c): the header must match the response and the capacities
  * the kernel granted must fit the slots.  Posting into the ring is wq.c.
  * Which SRQ types, capacities and limits are supported is the kernel's
- * decision: the provider passes every request on.  XRC SRQs would come
- * through create_srq_ex, which sroce does not provide, so libibverbs
- * refuses them with EOPNOTSUPP.
+ * decision: the provider passes every request on.  A resize maps the new
+ * ring the kernel made and unmaps the old one (sroce_srq_resize()).  XRC
+ * SRQs would come through create_srq_ex, which sroce does not provide, so
+ * libibverbs refuses them with EOPNOTSUPP.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -64,11 +65,61 @@ err_free:
 	return NULL;
 }
 
+/*
+ * A resize: the kernel copies the WQEs not yet taken into a new ring at the
+ * same counters, swaps rings and writes the new ring's key and geometry to
+ * resp; the old ring then receives nothing more and is unmapped here.  The
+ * ring lock keeps this process's posters off both rings meanwhile (the
+ * kernel reads the producer from the old one).  If the new ring cannot be
+ * mapped after the kernel swapped, the SRQ is lost to this process (an
+ * error is logged; posts go to the old ring, which nobody reads); it can
+ * still be destroyed.
+ */
+static int sroce_srq_resize(struct sroce_srq *srq, struct ibv_srq_attr *attr,
+			    int attr_mask)
+{
+	struct sroce_context *ctx = to_sroce_ctx(srq->base_srq.context);
+	struct sroce_modify_srq_req req = {};
+	struct sroce_create_srq_resp resp = {};
+	struct sroce_wq *rq = &srq->rq;
+	struct sroce_wq next = {};
+	int ret;
+
+	req.drv.resp_addr = (uintptr_t)&resp;
+	pthread_spin_lock(&rq->lock);
+	ret = ibv_cmd_modify_srq(&srq->base_srq, attr, attr_mask, &req.core,
+				 sizeof(req));
+	if (ret)
+		goto out;
+	ret = EPROTO;
+	if (resp.srqn == srq->srqn && resp.slot_shift == rq->slot_shift)
+		ret = sroce_wq_map(ctx, &next, resp.mmap_key, resp.mmap_len,
+				   resp.slots, resp.slot_shift,
+				   sizeof(struct sroce_recv_wqe), rq->max_sge,
+				   attr->max_wr);
+	if (ret) {
+		sroce_err(ctx, "SRQ %u: resized ring not mapped (%d)",
+			  srq->srqn, ret);
+		goto out;
+	}
+	sroce_wq_unmap(rq);
+	rq->ring = next.ring;
+	rq->map_len = next.map_len;
+	rq->num_slots = next.num_slots;
+	/* the kernel carried the producer over, as this one published it */
+	rq->producer = next.producer;
+out:
+	pthread_spin_unlock(&rq->lock);
+	return ret;
+}
+
 int sroce_srq_modify(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		     int attr_mask)
 {
 	struct verbs_cmd_modify_srq cmd = {};
 
+	if (attr_mask & IBV_SRQ_MAX_WR)
+		return sroce_srq_resize(to_sroce_srq(ibsrq), attr, attr_mask);
 	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
 }
 

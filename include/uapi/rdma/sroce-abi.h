@@ -335,7 +335,7 @@ struct sroce_create_srq_resp {
 };
 
 /*
- * Completion timestamps (issue 15).
+ * Completion timestamps.
  *
  * The device clock is the kernel's CLOCK_MONOTONIC in nanoseconds, a
  * 64-bit free-running counter: query_device reports hca_core_clock
@@ -357,5 +357,22 @@ struct sroce_create_srq_resp {
  */
 #define SROCE_HCA_CORE_CLOCK_KHZ 1000000ULL
 #define SROCE_COMPLETION_TIMESTAMP_MASK (~0ULL)
+
+/*
+ * Resizing (MODIFY_SRQ with IB_SRQ_MAX_WR).  The MODIFY_SRQ command has no
+ * response, so its driver request carries the address of a struct
+ * sroce_create_srq_resp that the kernel fills in for the new ring (same
+ * srqn and slot_shift, the new slots); a user SRQ's resize without it
+ * fails with EOPNOTSUPP, as it did before resizing existed.  The kernel
+ * writes the response before it swaps rings, copies the unconsumed WQEs
+ * into the new ring at the same counter values (its header's producer and
+ * consumer are set to them) and stops using the old ring, whose mapping
+ * stays valid until the provider unmaps it.  The provider must not post
+ * meanwhile: the producer is read from the old ring once, under the
+ * kernel's lock.  A request without IB_SRQ_MAX_WR may leave resp_addr 0.
+ */
+struct sroce_modify_srq_cmd {
+	__aligned_u64 resp_addr;	/* user address of the response */
+};
 
 #endif /* SROCE_ABI_USER_H */
