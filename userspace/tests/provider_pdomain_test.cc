@@ -125,7 +125,9 @@ TEST_F(ProviderPdomain, ThreadDomainTakesThePostingLockOff)
 	ASSERT_NE(srq, nullptr) << std::strerror(errno);
 	EXPECT_TRUE(to_sroce_srq(srq.get())->rq.single_thread);
 
-	// The same objects on the plain PD keep their locks.
+	// A QP on the plain PD keeps its locks.  (The fake kernel has one
+	// set of QP rings: one QP at a time.)
+	qp.reset();
 	QpPtr plain(qp_on(pd_.get()));
 	ASSERT_NE(plain, nullptr) << std::strerror(errno);
 	EXPECT_FALSE(to_sroce_qp(plain.get())->sq.single_thread);
