@@ -41,9 +41,6 @@ struct AhDeleter {
 struct MwDeleter {
 	void operator()(ibv_mw *m) const { ibv_dealloc_mw(m); }
 };
-struct TdDeleter {
-	void operator()(ibv_td *t) const { ibv_dealloc_td(t); }
-};
 // An extended CQ is destroyed through its ibv_cq.
 struct CqExDeleter {
 	void operator()(ibv_cq_ex *c) const
@@ -63,9 +60,6 @@ using Srq = std::unique_ptr<ibv_srq, SrqDeleter>;
 using Ah = std::unique_ptr<ibv_ah, AhDeleter>;
 using Mw = std::unique_ptr<ibv_mw, MwDeleter>;
 using CqEx = std::unique_ptr<ibv_cq_ex, CqExDeleter>;
-using Td = std::unique_ptr<ibv_td, TdDeleter>;
-// A parent domain is an ibv_pd, freed by ibv_dealloc_pd() like any PD.
-using ParentDomain = Pd;
 
 } // namespace sroce::test
 
