@@ -17,7 +17,9 @@ static void sroce_context_free(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops sroce_ctx_ops = {
 	.alloc_mw = sroce_mw_alloc,
+	.alloc_parent_domain = sroce_pdom_alloc,
 	.alloc_pd = sroce_pd_alloc,
+	.alloc_td = sroce_td_alloc,
 	.attach_mcast = sroce_mcast_attach,
 	.bind_mw = sroce_mw_bind,
 	.create_ah = sroce_ah_create,
@@ -28,6 +30,7 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.create_srq = sroce_srq_create,
 	.dealloc_mw = sroce_mw_dealloc,
 	.dealloc_pd = sroce_pd_dealloc,
+	.dealloc_td = sroce_td_dealloc,
 	.destroy_ah = sroce_ah_destroy,
 	.destroy_cq = sroce_cq_destroy,
 	.destroy_qp = sroce_qp_destroy,

@@ -143,10 +143,11 @@ struct ibv_cq *sroce_cq_create(struct ibv_context *ibctx, int cqe,
  * completion timestamps of the device clock and of CLOCK_REALTIME (the
  * kernel stamps both on a CQ created with the timestamp flag, see
  * sroce-abi.h).  Refused (EOPNOTSUPP): CVLAN, flow tags and tag matching
- * (no such features), the parent-domain PD and
+ * (no such features) and
  * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN (an overrun puts the CQ in error for
  * good, see kernel/obj/cq.c).  pkey_index, which ibv_poll_cq reports, has no
- * read_* callback in libibverbs 44.
+ * read_* callback in libibverbs 44.  A parent domain (MASK_PD) is checked
+ * by sroce_cq_pd_check() (pd.c).
  */
 #define SROCE_CQ_WC_TS (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |		\
 			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
@@ -159,7 +160,8 @@ static int sroce_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)
 {
 	if (attr->wc_flags & ~(uint64_t)SROCE_CQ_WC_FLAGS)
 		return EOPNOTSUPP;
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					  IBV_CQ_INIT_ATTR_MASK_PD))
 		return EOPNOTSUPP;
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && attr->flags)
 		return EOPNOTSUPP;
@@ -184,6 +186,8 @@ struct ibv_cq_ex *sroce_cq_create_ex(struct ibv_context *ibctx,
 	int ret;
 
 	ret = sroce_cq_ex_check(attr);
+	if (!ret)
+		ret = sroce_cq_pd_check(ibctx, attr);
 	if (ret) {
 		errno = ret;
 		return NULL;

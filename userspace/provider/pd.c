@@ -5,6 +5,19 @@
  * The kernel returns, besides the uverbs handle, its own PD number; the
  * provider keeps it for the work requests and memory regions that later
  * refer to the PD.
+ *
+ * Thread domains and parent domains live only here: the kernel knows
+ * nothing of them.  A parent domain copies its PD's uverbs handle and pdn,
+ * so the commands libibverbs builds from it (create_qp, create_srq,
+ * reg_mr, create_ah, alloc_mw) name the real PD, and an object made
+ * through a parent domain is the kernel's object of that PD.  What a TD
+ * changes is the posting lock of the QPs and SRQs made through a parent
+ * domain that names one (sroce_wq_lock()).  The custom allocators are
+ * accepted and never called: everything the provider allocates per QP,
+ * SRQ or CQ is the object itself (the libibverbs object the application
+ * holds is embedded in it) and the kernel's rings are mmap'ed, so there is
+ * no separate buffer of the provider's for an allocator to serve, and
+ * verbs.h defines no generic resource type to ask for one with.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,15 +48,129 @@ struct ibv_pd *sroce_pd_alloc(struct ibv_context *ibctx)
 	return &pd->base_pd;
 }
 
-/* On failure the PD stays alive and owned by the caller. */
+/*
+ * A parent domain is freed here too; it lets go of its PD and TD.  A PD
+ * that parent domains still use stays (EBUSY), as the kernel would keep a
+ * PD its objects use.  On failure the PD stays alive and owned by the
+ * caller.
+ */
 int sroce_pd_dealloc(struct ibv_pd *ibpd)
 {
+	struct sroce_pd *pd = to_sroce_pd(ibpd);
 	int ret;
+
+	if (pd->parent) {
+		__atomic_fetch_sub(&pd->parent->users, 1, __ATOMIC_RELEASE);
+		if (pd->td)
+			__atomic_fetch_sub(&pd->td->users, 1,
+					   __ATOMIC_RELEASE);
+		free(pd);
+		return 0;
+	}
+	if (__atomic_load_n(&pd->users, __ATOMIC_ACQUIRE))
+		return EBUSY;
 
 	ret = ibv_cmd_dealloc_pd(ibpd);
 	if (ret)
 		return ret;
 
 	free(to_sroce_pd(ibpd));
+	return 0;
+}
+
+/*
+ * The PD must be a real PD of this context (a parent domain of a parent
+ * domain is not one), the TD one of this context or none.
+ */
+struct ibv_pd *sroce_pdom_alloc(struct ibv_context *ibctx,
+				struct ibv_parent_domain_init_attr *attr)
+{
+	const uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	struct sroce_pd *real, *pd;
+
+	if (attr->comp_mask & ~known) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->pd || attr->pd->context != ibctx ||
+	    to_sroce_pd(attr->pd)->parent ||
+	    (attr->td && attr->td->context != ibctx)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	real = to_sroce_pd(attr->pd);
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->base_pd.context = ibctx;
+	pd->base_pd.handle = real->base_pd.handle;
+	pd->pdn = real->pdn;
+	pd->parent = real;
+	if (attr->td) {
+		pd->td = to_sroce_td(attr->td);
+		__atomic_fetch_add(&pd->td->users, 1, __ATOMIC_RELAXED);
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	__atomic_fetch_add(&real->users, 1, __ATOMIC_RELAXED);
+	return &pd->base_pd;
+}
+
+/* Whether objects made on ibpd are used by one thread at a time. */
+bool sroce_pd_single_thread(const struct ibv_pd *ibpd)
+{
+	return ibpd && to_sroce_pd((struct ibv_pd *)ibpd)->td;
+}
+
+/*
+ * ibv_create_cq_ex's IBV_CQ_INIT_ATTR_MASK_PD: the PD must be a parent
+ * domain of this context, as ibv_create_cq_ex(3) asks.  The CQ takes
+ * nothing from it: the kernel CQ belongs to no PD, and the CQ's poll lock
+ * stays (a TD is a hint sroce does not need there).
+ */
+int sroce_cq_pd_check(struct ibv_context *ibctx,
+		      const struct ibv_cq_init_attr_ex *attr)
+{
+	const struct ibv_pd *pd = attr->parent_domain;
+
+	if (!(attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD))
+		return 0;
+	if (!pd || pd->context != ibctx ||
+	    !to_sroce_pd((struct ibv_pd *)pd)->parent)
+		return EINVAL;
+	return 0;
+}
+
+/* Only the count of parent domains using it is the provider's. */
+struct ibv_td *sroce_td_alloc(struct ibv_context *ibctx,
+			      struct ibv_td_init_attr *attr)
+{
+	struct sroce_td *td;
+
+	if (attr && attr->comp_mask) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	td = calloc(1, sizeof(*td));
+	if (!td)
+		return NULL;
+	td->base_td.context = ibctx;
+	return &td->base_td;
+}
+
+/* A TD that parent domains still use stays (EBUSY). */
+int sroce_td_dealloc(struct ibv_td *ibtd)
+{
+	struct sroce_td *td = to_sroce_td(ibtd);
+
+	if (__atomic_load_n(&td->users, __ATOMIC_ACQUIRE))
+		return EBUSY;
+	free(td);
 	return 0;
 }

@@ -159,6 +159,9 @@ struct ibv_qp *sroce_qp_create_ex(struct ibv_context *ibctx,
 	ret = sroce_qp_map(ctx, qp, &reply.tail.drv, &attr->cap, attr->srq);
 	if (ret)
 		goto err_destroy;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_PD) &&
+	    sroce_pd_single_thread(attr->pd))
+		qp->sq.single_thread = qp->rq.single_thread = true;
 	sroce_qp_ex_init(qp, attr);
 	return &qp->base_qp.qp;
 

@@ -301,7 +301,7 @@ static void sroce_wr_start(struct ibv_qp_ex *qpx)
 {
 	struct sroce_qp *qp = qpx_to_sroce_qp(qpx);
 
-	pthread_spin_lock(&qp->sq.lock);
+	sroce_wq_lock(&qp->sq);
 	qp->wr_first = qp->sq.producer;
 	qp->wr_room = 0;
 	qp->wr_err = 0;
@@ -314,7 +314,7 @@ static void sroce_wr_abort(struct ibv_qp_ex *qpx)
 
 	sroce_sq_rewind(qp, qp->wr_first);
 	qp->wr_cur = NULL;
-	pthread_spin_unlock(&qp->sq.lock);
+	sroce_wq_unlock(&qp->sq);
 }
 
 /* ibv_post_send()'s state rule applies too: nothing before RTS. */
@@ -335,7 +335,7 @@ static int sroce_wr_complete(struct ibv_qp_ex *qpx)
 	posted = qp->sq.producer != qp->wr_first;
 	if (posted)
 		sroce_sq_publish(qp);
-	pthread_spin_unlock(&qp->sq.lock);
+	sroce_wq_unlock(&qp->sq);
 	return posted ? sroce_sq_ring(qp) : 0;
 }
 

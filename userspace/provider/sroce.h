@@ -18,6 +18,7 @@
 #define SROCE_PROVIDER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
@@ -43,9 +44,35 @@ struct sroce_context {
 	uint32_t max_inline_data;	/* from the kernel, for post_send */
 };
 
+/*
+ * A thread domain (pd.c): the application's promise that the objects made
+ * through a parent domain naming it are used by one thread at a time.
+ * users counts those parent domains; dealloc_td refuses while it is not 0.
+ */
+struct sroce_td {
+	struct ibv_td base_td;
+	unsigned int users;		/* __atomic_* */
+};
+
+/*
+ * A protection domain, or a parent domain (pd.c).  A parent domain has
+ * parent set to the PD it was made from and a copy of that PD's handle and
+ * pdn, so every command the kernel sees carries the real PD; the kernel
+ * knows nothing of parent domains.  users counts the parent domains of a
+ * real PD, which dealloc_pd refuses to free while it is not 0.  The
+ * allocators are accepted and kept but never called (provider.md).
+ */
 struct sroce_pd {
 	struct ibv_pd base_pd;
 	uint32_t pdn;			/* kernel's number, carried in WQEs */
+	unsigned int users;		/* parent domains, __atomic_* */
+	struct sroce_pd *parent;	/* parent domain: the real PD */
+	struct sroce_td *td;		/* parent domain: its TD, or NULL */
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
 };
 
 /* An address handle: UD WQEs name it by the kernel's number. */
@@ -109,7 +136,27 @@ struct sroce_wq {
 	uint32_t slot_shift;
 	uint32_t producer;		/* next slot to fill */
 	uint32_t max_sge;		/* SGEs per WR, as granted at create */
+	bool single_thread;		/* made with a TD: posters skip lock */
 };
+
+/*
+ * The posters' lock of a work queue.  A queue made through a parent
+ * domain with a thread domain is posted to by one thread at a time, the
+ * application's promise: the lock only orders posters among themselves
+ * (the kernel reads the ring through the header's release/acquire
+ * counters, never the lock), so it is skipped.
+ */
+static inline void sroce_wq_lock(struct sroce_wq *wq)
+{
+	if (!wq->single_thread)
+		pthread_spin_lock(&wq->lock);
+}
+
+static inline void sroce_wq_unlock(struct sroce_wq *wq)
+{
+	if (!wq->single_thread)
+		pthread_spin_unlock(&wq->lock);
+}
 
 /*
  * A queue pair.  The rings are mapped at creation, and every capacity the
@@ -157,6 +204,11 @@ static inline struct sroce_context *to_sroce_ctx(struct ibv_context *ibctx)
 static inline struct sroce_pd *to_sroce_pd(struct ibv_pd *ibpd)
 {
 	return sroce_container_of(ibpd, struct sroce_pd, base_pd);
+}
+
+static inline struct sroce_td *to_sroce_td(struct ibv_td *ibtd)
+{
+	return sroce_container_of(ibtd, struct sroce_td, base_td);
 }
 
 static inline struct sroce_cq *to_sroce_cq(struct ibv_cq *ibcq)
@@ -226,6 +278,14 @@ int sroce_cq_resize(struct ibv_cq *ibcq, int cqe);
 /* pd.c */
 struct ibv_pd *sroce_pd_alloc(struct ibv_context *ibctx);
 int sroce_pd_dealloc(struct ibv_pd *ibpd);
+struct ibv_pd *sroce_pdom_alloc(struct ibv_context *ibctx,
+				struct ibv_parent_domain_init_attr *attr);
+struct ibv_td *sroce_td_alloc(struct ibv_context *ibctx,
+			      struct ibv_td_init_attr *attr);
+int sroce_td_dealloc(struct ibv_td *ibtd);
+bool sroce_pd_single_thread(const struct ibv_pd *ibpd);
+int sroce_cq_pd_check(struct ibv_context *ibctx,
+		      const struct ibv_cq_init_attr_ex *attr);
 
 /* ah.c */
 struct ibv_ah *sroce_ah_create(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);

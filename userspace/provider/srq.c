@@ -52,6 +52,7 @@ struct ibv_srq *sroce_srq_create(struct ibv_pd *ibpd,
 		goto err_destroy;
 	}
 	srq->srqn = drv->srqn;
+	srq->rq.single_thread = sroce_pd_single_thread(ibpd);
 	return &srq->base_srq;
 
 err_destroy:

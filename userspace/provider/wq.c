@@ -464,7 +464,7 @@ static bool sroce_send_list(struct sroce_qp *qp, struct ibv_send_wr **wr,
 	uint32_t room = 0, start;
 	bool posted;
 
-	pthread_spin_lock(&sq->lock);
+	sroce_wq_lock(sq);
 	start = sq->producer;
 	for (*err = 0; *wr; *wr = (*wr)->next) {
 		*err = sroce_send_one(qp, *wr, &room, type1);
@@ -474,7 +474,7 @@ static bool sroce_send_list(struct sroce_qp *qp, struct ibv_send_wr **wr,
 	posted = sq->producer != start;
 	if (posted)
 		sroce_sq_publish(qp);
-	pthread_spin_unlock(&sq->lock);
+	sroce_wq_unlock(sq);
 	return posted;
 }
 
@@ -547,7 +547,7 @@ static bool sroce_recv_list(struct sroce_wq *rq, struct ibv_recv_wr **wr,
 	uint32_t room = 0, start;
 	bool posted;
 
-	pthread_spin_lock(&rq->lock);
+	sroce_wq_lock(rq);
 	start = rq->producer;
 	for (*err = 0; *wr; *wr = (*wr)->next) {
 		*err = sroce_recv_one(rq, *wr, &room);
@@ -557,7 +557,7 @@ static bool sroce_recv_list(struct sroce_wq *rq, struct ibv_recv_wr **wr,
 	posted = rq->producer != start;
 	if (posted)
 		sroce_wq_publish(rq);
-	pthread_spin_unlock(&rq->lock);
+	sroce_wq_unlock(rq);
 	return posted;
 }
 

@@ -148,19 +148,6 @@ int alloc_dm(const Objects &o)
 	return ctor_errno(ibv_alloc_dm(o.ctx, &a), ibv_free_dm);
 }
 
-int alloc_td(const Objects &o)
-{
-	ibv_td_init_attr a{};
-	return ctor_errno(ibv_alloc_td(o.ctx, &a), ibv_dealloc_td);
-}
-
-int alloc_parent_domain(const Objects &o)
-{
-	ibv_parent_domain_init_attr a{};
-	a.pd = o.pd;
-	return ctor_errno(ibv_alloc_parent_domain(o.ctx, &a), ibv_dealloc_pd);
-}
-
 int create_counters(const Objects &o)
 {
 	ibv_counters_init_attr a{};
@@ -325,8 +312,6 @@ INSTANTIATE_TEST_SUITE_P(
 		RefusedCase{"CreateWq", rss, create_wq},
 		RefusedCase{"CreateFlow", flow, create_flow},
 		RefusedCase{"AllocDm", dm, alloc_dm},
-		RefusedCase{"AllocTd", never, alloc_td},
-		RefusedCase{"AllocParentDomain", never, alloc_parent_domain},
 		RefusedCase{"CreateCounters", never, create_counters},
 		RefusedCase{"ModifyCqModeration", moderation, modify_cq},
 		RefusedCase{"QpRateLimit", pacing, rate_limit},
