@@ -25,13 +25,7 @@ namespace {
 
 constexpr size_t kLen = 8192;
 
-// Owners of a TD and of a parent domain (an ibv_pd, freed by
-// ibv_dealloc_pd() like any PD).  Kept here rather than in verbs_raii.h,
-// which every device test includes.
-struct TdDeleter {
-	void operator()(ibv_td *t) const { ibv_dealloc_td(t); }
-};
-using Td = std::unique_ptr<ibv_td, TdDeleter>;
+// A parent domain is an ibv_pd, freed by ibv_dealloc_pd() like any PD.
 using ParentDomain = Pd;
 
 // Calls of the custom allocators, per resource type; what alloc handed

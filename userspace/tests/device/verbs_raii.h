@@ -41,6 +41,9 @@ struct AhDeleter {
 struct MwDeleter {
 	void operator()(ibv_mw *m) const { ibv_dealloc_mw(m); }
 };
+struct TdDeleter {
+	void operator()(ibv_td *t) const { ibv_dealloc_td(t); }
+};
 // An extended CQ is destroyed through its ibv_cq.
 struct CqExDeleter {
 	void operator()(ibv_cq_ex *c) const
@@ -59,6 +62,7 @@ using Channel = std::unique_ptr<ibv_comp_channel, ChannelDeleter>;
 using Srq = std::unique_ptr<ibv_srq, SrqDeleter>;
 using Ah = std::unique_ptr<ibv_ah, AhDeleter>;
 using Mw = std::unique_ptr<ibv_mw, MwDeleter>;
+using Td = std::unique_ptr<ibv_td, TdDeleter>;
 using CqEx = std::unique_ptr<ibv_cq_ex, CqExDeleter>;
 
 } // namespace sroce::test
