@@ -125,6 +125,22 @@ protected:
 		EXPECT_TRUE(same(dst.buf.data(), src.buf.data(), kLen,
 				 "received data"));
 	}
+
+	// src, refilled from seed, RDMA WRITten into dst by a (WR id), checked.
+	void write_checked(End &a, Region &src, const Region &dst, uint64_t id,
+			   int seed)
+	{
+		fill(src.buf.data(), kLen, seed);
+		ibv_sge s = src.sge(0, kLen);
+		ASSERT_EQ(post(a.qp.get(),
+			       {rdma_wr(id, IBV_WR_RDMA_WRITE, &s, 1,
+					dst.buf.addr(), dst.mr->rkey)}),
+			  0);
+		EXPECT_TRUE(completes(a.scq.get(),
+				      {ok(id, IBV_WC_RDMA_WRITE, a.qp.get())}));
+		EXPECT_TRUE(same(dst.buf.data(), src.buf.data(), kLen,
+				 "written"));
+	}
 };
 
 TEST_F(Pdomain, TdAllocDealloc)
@@ -179,16 +195,10 @@ TEST_F(Pdomain, RcPairOnParentDomainsMovesData)
 	ASSERT_NO_FATAL_FAILURE(send_checked(a, src, b.qp.get(), b.rcq.get(),
 					     dst));
 
-	fill(src.buf.data(), kLen, 3);
-	ibv_sge s = src.sge(0, kLen);
-	ASSERT_EQ(post(a.qp.get(), {rdma_wr(2, IBV_WR_RDMA_WRITE, &s, 1,
-					    dst.buf.addr(), dst.mr->rkey)}),
-		  0);
-	EXPECT_TRUE(completes(a.scq.get(),
-			      {ok(2, IBV_WC_RDMA_WRITE, a.qp.get())}));
-	EXPECT_TRUE(same(dst.buf.data(), src.buf.data(), kLen, "written"));
+	ASSERT_NO_FATAL_FAILURE(write_checked(a, src, dst, 2, 3));
 
 	fill(dst.buf.data(), kLen, 4);
+	ibv_sge s = src.sge(0, kLen);
 	ASSERT_EQ(post(a.qp.get(), {rdma_wr(3, IBV_WR_RDMA_READ, &s, 1,
 					    dst.buf.addr(), dst.mr->rkey)}),
 		  0);
@@ -254,14 +264,7 @@ TEST_F(Pdomain, MrOnParentDomainServesQpsOfThePd)
 	ASSERT_TRUE(src && dst) << std::strerror(errno);
 	ASSERT_NO_FATAL_FAILURE(send_checked(a, src, b.qp.get(), b.rcq.get(),
 					     dst));
-	fill(src.buf.data(), kLen, 10);
-	ibv_sge s = src.sge(0, kLen);
-	ASSERT_EQ(post(a.qp.get(), {rdma_wr(2, IBV_WR_RDMA_WRITE, &s, 1,
-					    dst.buf.addr(), dst.mr->rkey)}),
-		  0);
-	EXPECT_TRUE(completes(a.scq.get(),
-			      {ok(2, IBV_WC_RDMA_WRITE, a.qp.get())}));
-	EXPECT_TRUE(same(dst.buf.data(), src.buf.data(), kLen, "written"));
+	ASSERT_NO_FATAL_FAILURE(write_checked(a, src, dst, 2, 10));
 }
 
 TEST_F(Pdomain, TdAndPdInUseAreBusyUntilTheParentDomainGoes)
