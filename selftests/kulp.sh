@@ -6,7 +6,8 @@
 # the test bed set up: fast-register MRs (ib_alloc_mr, ib_map_mr_sg,
 # IB_WR_REG_MR) used for RDMA across a page boundary, a SEND_WITH_INV that
 # invalidates them, a second registration under the next key byte, and
-# LOCAL_INV; and a kernel CQ whose QP is destroyed and its number reused.
+# LOCAL_INV; a kernel CQ whose QP is destroyed and its number reused; and a
+# kernel SRQ resized with receives posted.
 # Until rdma_cm works the module connects two RC QPs of the one device
 # itself.  Emits KTAP.
 
@@ -25,13 +26,15 @@ objects() {		# KIND -> live count from debugfs
 # ktest_load NAME STEPS [ARGS...]: load the test module NAME.ko (it runs
 # its steps at load time and fails to load if one failed), show its log,
 # expect STEPS steps passed, unload it, and find as many QPs and MRs as
-# before.
+# before (and as many SRQs and rings).
 ktest_load() {
-	local name=$1 steps=$2 ko=$KDIR_T/$1.ko mrs qps
+	local name=$1 steps=$2 ko=$KDIR_T/$1.ko mrs qps srqs rings
 	shift 2
 	[ -f "$ko" ] || fail "$ko not built (make ktests KDIR=...)"
 	mrs=$(objects mrs)
 	qps=$(objects qps)
+	srqs=$(objects srqs)
+	rings=$(objects rings)
 	if ! insmod "$ko" dev="$DEV" "$@"; then
 		dmesg_since_case | grep "$name"
 		fail "$name: a step failed"
@@ -42,6 +45,8 @@ ktest_load() {
 	rmmod "$name"
 	expect_eq "$(objects mrs)" "$mrs" "MRs after the test"
 	expect_eq "$(objects qps)" "$qps" "QPs after the test"
+	expect_eq "$(objects srqs)" "$srqs" "SRQs after the test"
+	expect_eq "$(objects rings)" "$rings" "rings after the test"
 }
 
 t_fast_reg_mr() {
@@ -63,4 +68,13 @@ t_fast_reg_races_reads() {
 	ktest_load sroce_frmr_race_test 4
 }
 
-ktap_main t_fast_reg_mr t_cq_outlives_reused_qpn t_fast_reg_races_reads t_teardown_clean
+# A kernel SRQ grows with receives posted, refuses to shrink below them,
+# and is resized while they are consumed; every message lands in order
+# (selftests/kmod/sroce_srq_resize_test.c).
+t_kernel_srq_resize() {
+	tb_wait_port_active "$DEV" 30 || fail "$DEV not ACTIVE"
+	ktest_load sroce_srq_resize_test 7
+}
+
+ktap_main t_fast_reg_mr t_cq_outlives_reused_qpn t_fast_reg_races_reads \
+	t_kernel_srq_resize t_teardown_clean
