@@ -202,13 +202,27 @@ static bool t_buf_holds(struct t_ctx *t, int i, u8 c)
 	return true;
 }
 
+static int t_resize(struct t_ctx *t, u32 max_wr)
+{
+	struct ib_srq_attr attr = { .max_wr = max_wr };
+
+	return ib_modify_srq(t->srq, &attr, IB_SRQ_MAX_WR);
+}
+
+/* The sizes the last step resizes the SRQ to, in turn. */
+static const u32 t_sizes[] = { 2 * T_GROWN, T_GROWN, 4 * T_GROWN, T_GROWN };
+
 /*
  * Poll n send and n receive completions: every one successful, the
  * receives of b in wr_id order 0..n-1, each T_LEN bytes, and buffer i
- * holding message i of round.
+ * holding message i of round.  With resize, the SRQ is resized (to the
+ * next of t_sizes) after every receive but the last, while the rest are
+ * still posted or being taken.
  */
-static bool t_check(struct t_ctx *t, int round, int n)
+static bool t_check(struct t_ctx *t, int round, int n, bool resize)
 {
+	u32 size;
+	int err;
 	int sends = 0, recvs = 0;
 	struct ib_wc wc;
 
@@ -245,19 +259,21 @@ static bool t_check(struct t_ctx *t, int round, int n)
 			return false;
 		}
 		recvs++;
+		if (!resize || recvs == n)
+			continue;
+		size = t_sizes[recvs % ARRAY_SIZE(t_sizes)];
+		err = t_resize(t, size);
+		if (err) {
+			pr_err("resize to %u after %d receives: %d\n", size,
+			       recvs, err);
+			return false;
+		}
 	}
 	if (ktest_poll(t->cq, &wc, 100)) {
 		pr_err("an extra completion, wr_id %llu\n", wc.wr_id);
 		return false;
 	}
 	return true;
-}
-
-static int t_resize(struct t_ctx *t, u32 max_wr)
-{
-	struct ib_srq_attr attr = { .max_wr = max_wr };
-
-	return ib_modify_srq(t->srq, &attr, IB_SRQ_MAX_WR);
 }
 
 /* The SRQ's capacity by ib_query_srq(); 0 if that fails. */
@@ -276,28 +292,26 @@ static u32 t_capacity(struct t_ctx *t)
 
 /*
  * Resize the SRQ between T_GROWN and 4 * T_GROWN while SENDs of round 1
- * fill T_GROWN receives: each resize must succeed (no more than T_GROWN
- * are ever posted); the number done is logged, as how many of them met
- * receives still posted depends on the timing.
+ * fill T_GROWN receives: 16 times at once after the SENDs are posted, then
+ * after each receive completion.  Each resize must succeed (no more than
+ * T_GROWN are ever posted).
  */
 static bool t_resize_while_consumed(struct t_ctx *t)
 {
-	static const u32 sizes[] = { 2 * T_GROWN, T_GROWN, 4 * T_GROWN,
-				     T_GROWN };
+	u32 size;
 	int i, err;
 
 	if (!t_post_recvs(t, 0, T_GROWN) || !t_send(t, 1, T_GROWN))
 		return false;
-	for (i = 0; i < 4 * ARRAY_SIZE(sizes); i++) {
-		err = t_resize(t, sizes[i % ARRAY_SIZE(sizes)]);
+	for (i = 0; i < 16; i++) {
+		size = t_sizes[i % ARRAY_SIZE(t_sizes)];
+		err = t_resize(t, size);
 		if (err) {
-			pr_err("resize %d to %u: %d\n", i,
-			       sizes[i % ARRAY_SIZE(sizes)], err);
+			pr_err("resize %d to %u: %d\n", i, size, err);
 			return false;
 		}
 	}
-	pr_info("%d resizes while receives were consumed\n", i);
-	return t_check(t, 1, T_GROWN) && t_capacity(t) >= T_GROWN;
+	return t_check(t, 1, T_GROWN, true) && t_capacity(t) >= T_GROWN;
 }
 
 static void t_steps(void *arg)
@@ -335,7 +349,7 @@ static void t_steps(void *arg)
 		     "not EINVAL, or the capacity changed");
 
 	ktest_report(&t->log, t_send(t, 0, T_POSTED) &&
-		     t_check(t, 0, T_POSTED), "56_sends_land_in_order",
+		     t_check(t, 0, T_POSTED, false), "56_sends_land_in_order",
 		     "a completion or buffer was wrong");
 
 	ktest_report(&t->log, t_resize_while_consumed(t),
