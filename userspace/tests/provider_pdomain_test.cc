@@ -17,11 +17,6 @@ struct TdDealloc {
 };
 using TdPtr = std::unique_ptr<ibv_td, TdDealloc>;
 
-struct SrqDestroy {
-	void operator()(ibv_srq *srq) const { ibv_destroy_srq(srq); }
-};
-using SrqPtr = std::unique_ptr<ibv_srq, SrqDestroy>;
-
 struct Calls {
 	int alloc = 0, free = 0;
 };

@@ -10,11 +10,6 @@ namespace {
 
 using namespace sroce_provider_test;
 
-struct SrqDestroy {
-	void operator()(ibv_srq *srq) const { ibv_destroy_srq(srq); }
-};
-using SrqPtr = std::unique_ptr<ibv_srq, SrqDestroy>;
-
 class ProviderSrq : public ProviderQp {
 protected:
 	ibv_srq *create_srq(uint32_t max_wr = 4, uint32_t max_sge = 3)

@@ -67,6 +67,11 @@ struct CqDestroy {
 };
 using CqPtr = std::unique_ptr<ibv_cq, CqDestroy>;
 
+struct SrqDestroy {
+	void operator()(ibv_srq *srq) const { ibv_destroy_srq(srq); }
+};
+using SrqPtr = std::unique_ptr<ibv_srq, SrqDestroy>;
+
 // A device as libibverbs' try_driver() leaves it, plus the fake kernel.
 class ProviderContext : public ::testing::Test {
 protected:
