@@ -68,6 +68,9 @@ PACKAGES=(
 	# Open MPI (mpirun; libopenmpi-dev builds sroce_mpi_check), libfabric's
 	# fi_pingpong
 	ucx-utils openmpi-bin libopenmpi-dev libfabric-bin
+	# NFS over RDMA (selftests/ulp.sh): rpc.nfsd, rpc.mountd, exportfs,
+	# mount.nfs, rpcbind; their services are not started here (below)
+	nfs-kernel-server nfs-common rpcbind
 	# build
 	build-essential cmake pkg-config python3
 	# make deb: Debian packaging tools (scripts/mkdeb)
@@ -82,6 +85,15 @@ PACKAGES=(
 )
 # make check-debug only: the debug guest kernel (scripts/debug-kernel/build)
 [ "$DEBUG_KERNEL" = 1 ] && PACKAGES+=(linux-source-6.1 flex bison bc libelf-dev libssl-dev)
+
+# Packages whose maintainer scripts start a service: on a host without
+# systemd, invoke-rc.d runs their init scripts, which start daemons on this
+# host (rpcbind, rpc.statd) or fail the install (nfs-common's and rpcbind's
+# postinst exit 1 when their init script fails).  The guests start what they
+# need themselves, so the install runs with a policy-rc.d that forbids
+# every start (deb-systemd-invoke obeys it too), unless the host has one.
+NO_START=(nfs-kernel-server nfs-common rpcbind)
+POLICY_RC_D=/usr/sbin/policy-rc.d
 
 # missing PKG...: print the packages that are not installed (one dpkg-query)
 missing() {
@@ -156,8 +168,19 @@ else
 	resolve_headers
 	mapfile -t MISSING < <(missing "${PACKAGES[@]}" "${HEADERS[@]}")
 	if [ "${#MISSING[@]}" -gt 0 ]; then
+		if [ -n "$(missing "${NO_START[@]}")" ] && [ ! -e "$POLICY_RC_D" ]; then
+			say "no services start during the install: a temporary $POLICY_RC_D (exit 101)"
+			trap '$SUDO rm -f "$POLICY_RC_D"' EXIT
+			printf '#!/bin/sh\n# scripts/install-deps.sh: no service starts (removed after apt-get)\nexit 101\n' |
+				$SUDO tee "$POLICY_RC_D" >/dev/null
+			$SUDO chmod 755 "$POLICY_RC_D"
+		fi
 		say "apt-get install --no-install-recommends ${MISSING[*]}"
 		$SUDO apt-get install -y -q --no-install-recommends "${MISSING[@]}"
+		if [ "$(trap -p EXIT)" ]; then
+			$SUDO rm -f "$POLICY_RC_D"
+			trap - EXIT
+		fi
 	fi
 	say "done"
 fi
