@@ -169,6 +169,8 @@ static void sroce_device_set_ops(struct ib_device *ibdev)
 
 	for (i = 0; i < ARRAY_SIZE(sroce_device_ops); i++)
 		ib_set_device_ops(ibdev, sroce_device_ops[i]);
+	/* The import verbs' query methods (kernel/verbs.c). */
+	ibdev->driver_def = sroce_verbs_uapi_defs;
 }
 
 /*

@@ -9,6 +9,9 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
+#define UVERBS_MODULE_NAME sroce
+#include <rdma/uverbs_named_ioctl.h>
+
 #include "core/port.h"
 #include "debugfs.h"
 #include "dev_limits.h"
@@ -134,13 +137,16 @@ static void sroce_get_dev_fw_str(struct ib_device *ibdev, char *str)
 	snprintf(str, IB_FW_VERSION_NAME_MAX, "%s", SROCE_VERSION);
 }
 
+/* What a provider context needs of its kernel ucontext. */
+static const struct sroce_alloc_ucontext_resp sroce_ucontext_resp = {
+	.abi_version = SROCE_UVERBS_ABI_VERSION,
+	.max_inline_data = SROCE_MAX_INLINE_DATA,
+};
+
 static int sroce_alloc_ucontext(struct ib_ucontext *ibuc,
 				struct ib_udata *udata)
 {
-	struct sroce_alloc_ucontext_resp resp = {
-		.abi_version = SROCE_UVERBS_ABI_VERSION,
-		.max_inline_data = SROCE_MAX_INLINE_DATA,
-	};
+	struct sroce_alloc_ucontext_resp resp = sroce_ucontext_resp;
 	int err;
 
 	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
@@ -153,6 +159,24 @@ static int sroce_alloc_ucontext(struct ib_ucontext *ibuc,
 static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 	sroce_obj_put(SROCE_OBJ_UCONTEXT);
+}
+
+/*
+ * UVERBS_METHOD_QUERY_CONTEXT, for a process that imports a context from a
+ * command fd (ibv_import_device): the GET_CONTEXT tail again, in the
+ * mandatory SROCE_ATTR_QUERY_CONTEXT_RESP.  ib_core has checked that the
+ * user buffer holds at least the whole structure (UVERBS_ATTR_MIN_SIZE
+ * below) and at most 64 KiB; a longer one, from a provider that knows
+ * fields appended later, is zeroed past it.
+ */
+static int sroce_query_ucontext(struct ib_ucontext *ibuc,
+				struct uverbs_attr_bundle *attrs)
+{
+	struct sroce_alloc_ucontext_resp resp = sroce_ucontext_resp;
+
+	return uverbs_copy_to_struct_or_zero(attrs,
+					     SROCE_ATTR_QUERY_CONTEXT_RESP,
+					     &resp, sizeof(resp));
 }
 
 /*
@@ -240,6 +264,53 @@ static int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * SROCE_METHOD_PD_QUERY, for ibv_import_pd: the pdn of a PD handle.  ib_core
+ * has looked the handle up in the caller's own file before the handler runs
+ * (a PD of this ucontext, held for reading until it returns); an unknown
+ * handle, or one of another type, never gets here (ENOENT, EINVAL).
+ */
+static int UVERBS_HANDLER(SROCE_METHOD_PD_QUERY)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_pd *ibpd = uverbs_attr_get_obj(attrs,
+						 SROCE_ATTR_QUERY_PD_HANDLE);
+	u32 pdn;
+
+	if (IS_ERR(ibpd))
+		return PTR_ERR(ibpd);
+	pdn = to_sroce_pd(ibpd)->pdn;
+	return uverbs_copy_to(attrs, SROCE_ATTR_QUERY_PD_RESP_PDN, &pdn,
+			      sizeof(pdn));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(SROCE_METHOD_PD_QUERY,
+			    UVERBS_ATTR_IDR(SROCE_ATTR_QUERY_PD_HANDLE,
+					    UVERBS_OBJECT_PD,
+					    UVERBS_ACCESS_READ,
+					    UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(SROCE_ATTR_QUERY_PD_RESP_PDN,
+						UVERBS_ATTR_TYPE(u32),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(sroce_pd_methods, UVERBS_OBJECT_PD,
+		   &UVERBS_METHOD(SROCE_METHOD_PD_QUERY));
+
+#define SROCE_UCTX_RESP_LEN sizeof(struct sroce_alloc_ucontext_resp)
+
+ADD_UVERBS_ATTRIBUTES_SIMPLE(sroce_query_context_attrs, UVERBS_OBJECT_DEVICE,
+			     UVERBS_METHOD_QUERY_CONTEXT,
+			     UVERBS_ATTR_PTR_OUT(SROCE_ATTR_QUERY_CONTEXT_RESP,
+						 UVERBS_ATTR_MIN_SIZE(SROCE_UCTX_RESP_LEN),
+						 UA_MANDATORY));
+
+/* The driver's additions to the uverbs ioctl interface (ib_device.driver_def). */
+const struct uapi_definition sroce_verbs_uapi_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_PD, &sroce_pd_methods),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE,
+				&sroce_query_context_attrs),
+	{}
+};
+
 const struct ib_device_ops sroce_verbs_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = SROCE_DRIVER_ID,
@@ -255,6 +326,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.query_ucontext = sroce_query_ucontext,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.alloc_pd = sroce_alloc_pd,
 	.dealloc_pd = sroce_dealloc_pd,

@@ -3,6 +3,7 @@
 #define SROCE_VERBS_H
 
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 #include <rdma/sroce-abi.h>
 
 struct sroce_ucontext {
@@ -24,5 +25,6 @@ struct ib_ucontext *sroce_verbs_ucontext(struct ib_udata *udata,
 					 size_t resp_len);
 
 extern const struct ib_device_ops sroce_verbs_ops;
+extern const struct uapi_definition sroce_verbs_uapi_defs[];
 
 #endif /* SROCE_VERBS_H */

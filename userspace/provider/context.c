@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "abi.h"
+#include "cmdb.h"
 #include "sroce.h"
 
 static void sroce_context_free(struct ibv_context *ibctx);
@@ -38,6 +39,8 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.detach_mcast = sroce_mcast_detach,
 	.dereg_mr = sroce_mr_dereg,
 	.free_context = sroce_context_free,
+	.import_mr = sroce_mr_import,
+	.import_pd = sroce_pd_import,
 	.modify_qp = sroce_qp_modify,
 	.modify_srq = sroce_srq_modify,
 	.poll_cq = sroce_cq_poll,
@@ -53,7 +56,24 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.req_notify_cq = sroce_cq_req_notify,
 	.rereg_mr = sroce_mr_rereg,
 	.resize_cq = sroce_cq_resize,
+	.unimport_mr = sroce_mr_unimport,
+	.unimport_pd = sroce_pd_unimport,
 };
+
+/* What the kernel said of the ucontext, at GET_CONTEXT or QUERY_CONTEXT. */
+static int sroce_context_setup(struct sroce_context *ctx,
+			       const struct sroce_alloc_ucontext_resp *drv)
+{
+	if (drv->abi_version != SROCE_UVERBS_ABI_VERSION) {
+		sroce_err(ctx, "kernel speaks sroce ABI %u, provider %d",
+			  drv->abi_version, SROCE_UVERBS_ABI_VERSION);
+		return EPROTO;
+	}
+
+	ctx->features = drv->features;
+	ctx->max_inline_data = drv->max_inline_data;
+	return 0;
+}
 
 /*
  * GET_CONTEXT creates the kernel ucontext.  The driver tail tells us which
@@ -72,16 +92,7 @@ static int sroce_get_context(struct sroce_context *ctx)
 	if (ret)
 		return ret;
 
-	if (reply.tail.drv.abi_version != SROCE_UVERBS_ABI_VERSION) {
-		sroce_err(ctx, "kernel speaks sroce ABI %u, provider %d",
-			  reply.tail.drv.abi_version,
-			  SROCE_UVERBS_ABI_VERSION);
-		return EPROTO;
-	}
-
-	ctx->features = reply.tail.drv.features;
-	ctx->max_inline_data = reply.tail.drv.max_inline_data;
-	return 0;
+	return sroce_context_setup(ctx, &reply.tail.drv);
 }
 
 /*
@@ -104,6 +115,47 @@ struct verbs_context *sroce_context_alloc(struct ibv_device *ibdev,
 		return NULL;
 
 	ret = sroce_get_context(ctx);
+	if (ret) {
+		verbs_uninit_context(&ctx->base_ctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+
+	verbs_set_ops(&ctx->base_ctx, &sroce_ctx_ops);
+	return &ctx->base_ctx;
+}
+
+/*
+ * ibv_import_device(): cmd_fd (a dup of another context's, possibly from
+ * another process) already has its kernel ucontext, so instead of
+ * GET_CONTEXT the provider asks ib_core's QUERY_CONTEXT, with sroce's
+ * attribute for the GET_CONTEXT tail; libibverbs then gives the context its
+ * own async fd.  Like sroce_context_alloc() it owns cmd_fd: on failure it
+ * is closed.  An fd whose device went away fails with EIO.
+ */
+struct verbs_context *sroce_context_import(struct ibv_device *ibdev,
+					   int cmd_fd)
+{
+	struct verbs_context *base_at = (struct verbs_context *)(uintptr_t)
+		offsetof(struct sroce_context, base_ctx);
+	struct ibv_command_buffer drv_cmdb[VERBS_CMDB_LEN(1)];
+	struct sroce_alloc_ucontext_resp drv = {};
+	struct sroce_context *ctx;
+	int ret;
+
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
+					    base_at, SROCE_DRIVER_ID);
+	if (!ctx)
+		return NULL;
+
+	sroce_cmdb_init(drv_cmdb, 1, UVERBS_OBJECT_DEVICE,
+			UVERBS_METHOD_QUERY_CONTEXT);
+	sroce_cmdb_out(drv_cmdb, SROCE_ATTR_QUERY_CONTEXT_RESP, &drv,
+		       sizeof(drv));
+	ret = ibv_cmd_query_context(&ctx->base_ctx.context, drv_cmdb);
+	if (!ret)
+		ret = sroce_context_setup(ctx, &drv);
 	if (ret) {
 		verbs_uninit_context(&ctx->base_ctx);
 		free(ctx);

@@ -49,6 +49,41 @@ int sroce_mr_dereg(struct verbs_mr *vmr)
 }
 
 /*
+ * ibv_import_mr(): the MR mr_handle names in pd's context.  ib_core's
+ * QUERY_MR checks the handle (ENOENT if the command fd has no such object,
+ * EINVAL for another type) and returns the keys and length; the imported
+ * MR's addr is NULL (ibv_import_mr(3)) and its access unknown (0).  The
+ * kernel does not check that the MR belongs to pd, which is the caller's
+ * promise, nor does sroce need it: every key check is the kernel's.
+ */
+struct ibv_mr *sroce_mr_import(struct ibv_pd *ibpd, uint32_t mr_handle)
+{
+	struct sroce_mr *mr;
+	int ret;
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+
+	ret = ibv_cmd_query_mr(ibpd, &mr->base_mr, mr_handle);
+	if (ret) {
+		free(mr);
+		errno = ret;
+		return NULL;
+	}
+	return &mr->base_mr.ibv_mr;
+}
+
+/*
+ * ibv_unimport_mr(): frees the provider's MR only; the kernel's stays
+ * registered until someone deregisters it or its command fd is closed.
+ */
+void sroce_mr_unimport(struct ibv_mr *ibmr)
+{
+	free(to_sroce_mr(ibmr));
+}
+
+/*
  * The kernel registers the new translation, PD or access under a new key
  * and deregisters the old MR in the same command, so the MR's lkey and
  * rkey change (ibv_cmd_rereg_mr() updates them) and the old key no longer

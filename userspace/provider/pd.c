@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "abi.h"
+#include "cmdb.h"
 #include "sroce.h"
 
 struct ibv_pd *sroce_pd_alloc(struct ibv_context *ibctx)
@@ -76,6 +77,57 @@ int sroce_pd_dealloc(struct ibv_pd *ibpd)
 
 	free(to_sroce_pd(ibpd));
 	return 0;
+}
+
+/*
+ * ibv_import_pd(): the PD pd_handle names in this context's command fd,
+ * which may be another process's or another context's PD.  The kernel
+ * validates the handle at once, with sroce's SROCE_METHOD_PD_QUERY (an
+ * unknown handle: ENOENT; another object's: EINVAL), and returns the pdn
+ * that a PD of the provider carries.  The imported PD is a PD like any
+ * other (ibv_dealloc_pd() destroys the kernel's PD).
+ */
+struct ibv_pd *sroce_pd_import(struct ibv_context *ibctx, uint32_t pd_handle)
+{
+	struct ibv_command_buffer cmdb[VERBS_CMDB_LEN(2)];
+	struct sroce_pd *pd;
+	uint32_t pdn = 0;
+	int ret;
+
+	sroce_cmdb_init(cmdb, 2, UVERBS_OBJECT_PD, SROCE_METHOD_PD_QUERY);
+	sroce_cmdb_in_obj(cmdb, SROCE_ATTR_QUERY_PD_HANDLE, pd_handle);
+	sroce_cmdb_out(cmdb, SROCE_ATTR_QUERY_PD_RESP_PDN, &pdn, sizeof(pdn));
+	ret = execute_ioctl(ibctx, cmdb);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->base_pd.context = ibctx;
+	pd->base_pd.handle = pd_handle;
+	pd->pdn = pdn;
+	return &pd->base_pd;
+}
+
+/*
+ * ibv_unimport_pd(): frees the provider's PD and leaves the kernel's alone
+ * (it lives until someone deallocates it or its command fd is closed).
+ * Any PD may be unimported, imported or not.  A parent domain is let go of
+ * as sroce_pd_dealloc() does; a PD that parent domains still use must not
+ * be unimported (ibv_unimport_pd() cannot fail), as it must not be freed.
+ */
+void sroce_pd_unimport(struct ibv_pd *ibpd)
+{
+	struct sroce_pd *pd = to_sroce_pd(ibpd);
+
+	if (pd->parent) {
+		sroce_pd_dealloc(ibpd);
+		return;
+	}
+	free(pd);
 }
 
 /*

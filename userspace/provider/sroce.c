@@ -49,6 +49,7 @@ static const struct verbs_device_ops sroce_dev_ops = {
 	.alloc_device = sroce_device_alloc,
 	.uninit_device = sroce_device_uninit,
 	.alloc_context = sroce_context_alloc,
+	.import_context = sroce_context_import,
 };
 
 static void __attribute__((constructor)) sroce_register(void)

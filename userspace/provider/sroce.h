@@ -254,6 +254,8 @@ static inline struct sroce_qp *qpx_to_sroce_qp(struct ibv_qp_ex *qpx)
 /* context.c */
 struct verbs_context *sroce_context_alloc(struct ibv_device *ibdev,
 					  int cmd_fd, void *private_data);
+struct verbs_context *sroce_context_import(struct ibv_device *ibdev,
+					   int cmd_fd);
 
 /* query.c */
 int sroce_query_device(struct ibv_context *ibctx,
@@ -278,6 +280,8 @@ int sroce_cq_resize(struct ibv_cq *ibcq, int cqe);
 /* pd.c */
 struct ibv_pd *sroce_pd_alloc(struct ibv_context *ibctx);
 int sroce_pd_dealloc(struct ibv_pd *ibpd);
+struct ibv_pd *sroce_pd_import(struct ibv_context *ibctx, uint32_t pd_handle);
+void sroce_pd_unimport(struct ibv_pd *ibpd);
 struct ibv_pd *sroce_pdom_alloc(struct ibv_context *ibctx,
 				struct ibv_parent_domain_init_attr *attr);
 struct ibv_td *sroce_td_alloc(struct ibv_context *ibctx,
@@ -299,6 +303,8 @@ int sroce_mcast_detach(struct ibv_qp *ibqp, const union ibv_gid *gid,
 struct ibv_mr *sroce_mr_reg(struct ibv_pd *ibpd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int sroce_mr_dereg(struct verbs_mr *vmr);
+struct ibv_mr *sroce_mr_import(struct ibv_pd *ibpd, uint32_t mr_handle);
+void sroce_mr_unimport(struct ibv_mr *ibmr);
 int sroce_mr_rereg(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		   void *addr, size_t length, int access);
 

@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -428,6 +429,8 @@ VERBS_OPS_SLOT(destroy_qp, 34);
 VERBS_OPS_SLOT(destroy_srq, 36);
 VERBS_OPS_SLOT(detach_mcast, 38);
 VERBS_OPS_SLOT(free_context, 39);
+VERBS_OPS_SLOT(import_mr, 43);
+VERBS_OPS_SLOT(import_pd, 44);
 VERBS_OPS_SLOT(modify_qp, 47);
 VERBS_OPS_SLOT(modify_srq, 49);
 VERBS_OPS_SLOT(poll_cq, 53);
@@ -440,7 +443,64 @@ VERBS_OPS_SLOT(query_qp, 61);
 VERBS_OPS_SLOT(query_srq, 64);
 VERBS_OPS_SLOT(reg_mr, 68);
 VERBS_OPS_SLOT(req_notify_cq, 69);
+VERBS_OPS_SLOT(unimport_mr, 74);
 VERBS_OPS_SLOT(unimport_pd, 75);
+
+/* -- ioctl command buffers (cmd_ioctl.h:85-110, 193) ---------------------- */
+
+/*
+ * libibverbs builds a uverbs ioctl in a chain of these blocks.  A block's
+ * attributes are its header's flexible array: filled ones from hdr.attrs
+ * up to next_attr, free room up to last_attr, so a block for n attributes
+ * is the first of an array of VERBS_CMDB_LEN(n) blocks.  next links a
+ * caller's block: ibv_cmd_query_context() appends the attributes of the
+ * block it is given to its own, which is how a provider adds its driver
+ * attributes to a core method.  uhw_in_idx and uhw_out_idx are
+ * VERBS_CMDB_NO_UHW (cmd_ioctl.h:110) in a block without the write
+ * fallback's driver data; the flags byte is zero.
+ */
+struct ibv_command_buffer {
+	struct ibv_command_buffer *next;
+	struct ib_uverbs_attr *next_attr;
+	struct ib_uverbs_attr *last_attr;
+	uint8_t uhw_in_idx;
+	uint8_t uhw_out_idx;
+	uint8_t uhw_in_headroom_dwords;
+	uint8_t uhw_out_headroom_dwords;
+	uint8_t buffer_error : 1;
+	uint8_t fallback_require_ex : 1;
+	uint8_t fallback_ioctl_only : 1;
+	struct ib_uverbs_ioctl_hdr hdr;
+};
+static_assert(sizeof(struct ibv_command_buffer) == 56,
+	      "v44 ibv_command_buffer");
+static_assert(offsetof(struct ibv_command_buffer, next_attr) == 8,
+	      "v44 ibv_command_buffer.next_attr");
+static_assert(offsetof(struct ibv_command_buffer, last_attr) == 16,
+	      "v44 ibv_command_buffer.last_attr");
+static_assert(offsetof(struct ibv_command_buffer, uhw_in_idx) == 24,
+	      "v44 ibv_command_buffer.uhw_in_idx");
+static_assert(offsetof(struct ibv_command_buffer, uhw_out_idx) == 25,
+	      "v44 ibv_command_buffer.uhw_out_idx");
+static_assert(offsetof(struct ibv_command_buffer, hdr) == 32,
+	      "v44 ibv_command_buffer.hdr");
+static_assert(sizeof(struct ib_uverbs_ioctl_hdr) == 24 &&
+	      sizeof(struct ib_uverbs_attr) == 16, "uverbs ioctl layouts");
+
+enum { VERBS_CMDB_NO_UHW = 0xFF };
+
+#define VERBS_CMDB_LEN(n)						\
+	((sizeof(struct ibv_command_buffer) +				\
+	  (n) * sizeof(struct ib_uverbs_attr) +				\
+	  sizeof(struct ibv_command_buffer) - 1) /			\
+	 sizeof(struct ibv_command_buffer))
+
+/*
+ * Linearises the chain, fills in hdr's length, num_attrs and driver_id,
+ * and sends RDMA_VERBS_IOCTL on the context's cmd_fd.  Returns 0 or the
+ * ioctl's errno (also left in errno).
+ */
+int execute_ioctl(struct ibv_context *context, struct ibv_command_buffer *cmd);
 
 /* -- Context setup and teardown (driver.h:484-500) ------------------------- */
 
@@ -742,6 +802,15 @@ int ibv_cmd_query_device_any(struct ibv_context *context,
 static_assert(sizeof(struct ib_uverbs_ex_query_device_resp) == 304,
 	      "v44 ib_uverbs_ex_query_device_resp");
 
+/*
+ * driver.h:511-512.  UVERBS_METHOD_QUERY_CONTEXT on an existing ucontext
+ * (an imported cmd_fd): sets the context's num_comp_vectors and the
+ * device's core_support, and carries the attributes of driver (one block,
+ * or NULL) with its own.  Returns 0 or an errno value.
+ */
+int ibv_cmd_query_context(struct ibv_context *ctx,
+			  struct ibv_command_buffer *driver);
+
 int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
 		       struct ibv_port_attr *port_attr,
 		       struct verbs_cmd_query_port *cmd, size_t cmd_size);
@@ -761,6 +830,15 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   struct verbs_cmd_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+/*
+ * driver.h:550-551.  UVERBS_METHOD_QUERY_MR of mr_handle: fills in vmr's
+ * keys and length from the kernel, its handle, context and pd from the
+ * arguments, addr NULL and mr_type IBV_MR_TYPE_IMPORTED_MR.  Returns 0 or
+ * an errno value (ENOENT for a handle the command fd does not have).
+ */
+int ibv_cmd_query_mr(struct ibv_pd *pd, struct verbs_mr *vmr,
+		     uint32_t mr_handle);
 
 /*
  * driver.h (v44).  rereg_mr fills in the whole command from its arguments

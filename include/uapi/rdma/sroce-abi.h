@@ -20,6 +20,7 @@
 #define SROCE_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 /*
  * Private rdma_driver_id.  The kernel reports it over netlink and checks it in
@@ -62,6 +63,33 @@ struct sroce_alloc_ucontext_resp {
 struct sroce_alloc_pd_resp {
 	__u32 pdn;		/* device-unique protection domain number */
 	__u32 reserved;
+};
+
+/*
+ * Driver-specific ioctl ids (the driver namespace of ib_user_ioctl_cmds.h:
+ * ids from 1 << UVERBS_ID_NS_SHIFT), for the import verbs.
+ *
+ * ibv_import_device() re-creates a provider context from a command fd that
+ * already has a kernel ucontext: ib_core's UVERBS_METHOD_QUERY_CONTEXT then
+ * carries, in SROCE_ATTR_QUERY_CONTEXT_RESP (mandatory, out), the same
+ * struct sroce_alloc_ucontext_resp GET_CONTEXT returned.
+ *
+ * ibv_import_pd() looks a PD handle up with SROCE_METHOD_PD_QUERY, a method
+ * sroce adds to UVERBS_OBJECT_PD: SROCE_ATTR_QUERY_PD_HANDLE (the PD, read)
+ * in, SROCE_ATTR_QUERY_PD_RESP_PDN (__u32, the pdn ALLOC_PD returned) out.
+ * An unknown handle fails as every handle lookup of ib_core does (ENOENT).
+ */
+enum sroce_query_context_attrs {
+	SROCE_ATTR_QUERY_CONTEXT_RESP = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum sroce_pd_methods {
+	SROCE_METHOD_PD_QUERY = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum sroce_query_pd_attrs {
+	SROCE_ATTR_QUERY_PD_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	SROCE_ATTR_QUERY_PD_RESP_PDN,
 };
 
 /*
