@@ -150,10 +150,8 @@ static void sroce_comp_progress(struct sroce_qp *qp)
 	req->rnr_left = qp->rnr_retry;
 	req->backoff = 0;
 	req->rewind_sent = false;
-	if (req->una == req->snd_max)
-		del_timer(&req->retrans_timer);
-	else
-		sroce_req_arm_timer(qp);
+	/* all acknowledged: a pending timer is left to fire on nothing */
+	sroce_req_arm_timer(qp);
 }
 
 /*
@@ -453,6 +451,11 @@ void sroce_comp_timeout(struct sroce_qp *qp)
 	    req->una == req->snd_max || req->rnr_wait ||
 	    timer_pending(&req->retrans_timer))
 		return;
+	/* the lazy timer (req.c) fired before the count restarted ran out */
+	if (time_before(jiffies, sroce_req_deadline(req))) {
+		mod_timer(&req->retrans_timer, sroce_req_deadline(req));
+		return;
+	}
 	if (req->backoff < SROCE_REQ_MAX_BACKOFF)
 		req->backoff++;
 	sroce_comp_retry(qp, req->una, SROCE_COMP_RETX_TIMEOUT);

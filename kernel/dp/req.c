@@ -14,7 +14,8 @@
  * sroce_req_rewind() restarts transmission at a PSN, in the middle of a
  * message if need be (a READ is requested again for its missing part).
  * The transport timer runs while PSNs are outstanding and is restarted by
- * every acknowledgment that makes progress (kernel/comp.c).
+ * every acknowledgment that makes progress (kernel/dp/comp.c), lazily
+ * (sroce_req_restart_timer()).
  *
  * UC and UD send the same way without acknowledgments: a WQE is done once
  * its last packet is out, so una follows the packets and the WQE retires
@@ -396,17 +397,42 @@ bool sroce_req_fetch(struct sroce_qp *qp)
  * down by its host (a loaded hypervisor) is not declared dead after half a
  * second; progress goes back to the QP's own timeout.
  */
-static unsigned long sroce_req_expiry(const struct sroce_req *req)
+unsigned long sroce_req_deadline(const struct sroce_req *req)
 {
-	return jiffies + (req->timeout_jiffies << req->backoff);
+	return req->timer_base + (req->timeout_jiffies << req->backoff);
+}
+
+/*
+ * The transport timer is lazy: restarting it only moves timer_base, and
+ * the timer is touched when it is idle or would fire too late (backoff
+ * reset by progress).  A timer that fires before the deadline is armed
+ * again for the rest (sroce_comp_timeout()), one that finds nothing
+ * outstanding does nothing.  Every message used to cost a mod_timer()
+ * when sent and a del_timer() when acknowledged, both taking the timer
+ * base's lock; now a stream of messages costs about one timer operation
+ * per timeout period.
+ */
+static void sroce_req_restart_timer(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	struct timer_list *t = &req->retrans_timer;
+	unsigned long deadline;
+
+	lockdep_assert_held(&qp->exec_lock);
+	if (!req->timeout_jiffies)
+		return;
+	req->timer_base = jiffies;
+	deadline = sroce_req_deadline(req);
+	if (!timer_pending(t) || time_after(READ_ONCE(t->expires), deadline))
+		mod_timer(t, deadline);
 }
 
 void sroce_req_arm_timer(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
-	if (req->timeout_jiffies && req->una != req->snd_max)
-		mod_timer(&req->retrans_timer, sroce_req_expiry(req));
+	if (req->una != req->snd_max)
+		sroce_req_restart_timer(qp);
 }
 
 /* Restart transmission at psn, which lies in [una, snd_max). */
@@ -625,7 +651,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_swqe *w)
 	struct sroce_send_wqe *wqe = sroce_req_wqe(qp, req->cur);
 	enum sroce_wc_status status;
 	struct sroce_tx tx;
-	bool first = req->cur_off == 0, last;
+	bool first = req->cur_off == 0, last, idle;
 	u32 len = sroce_req_seg(qp, w, &last);
 	int err;
 
@@ -638,6 +664,8 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_swqe *w)
 		sroce_comp_fail(qp, req->cur, status);
 		return -EIO;
 	}
+	/* the first packet outstanding starts the transport timer's count */
+	idle = req->una == req->snd_max;
 	sroce_req_advance(qp, w, len, last);
 	sroce_tx_send(qp, &tx);
 	if (qp->ibqp.qp_type != IB_QPT_RC) {
@@ -647,8 +675,8 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_swqe *w)
 			sroce_comp_retire(qp);
 		return 0;
 	}
-	if (req->timeout_jiffies && !timer_pending(&req->retrans_timer))
-		mod_timer(&req->retrans_timer, sroce_req_expiry(req));
+	if (idle || !timer_pending(&req->retrans_timer))
+		sroce_req_restart_timer(qp);
 	return 0;
 }
 

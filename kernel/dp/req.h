@@ -6,6 +6,7 @@
 #include <rdma/sroce-abi.h>
 
 struct sroce_qp;
+struct sroce_req;
 struct sroce_swqe;
 
 /* Consecutive timeouts stretch the transport timer up to 4x (req.c). */
@@ -22,6 +23,7 @@ bool sroce_req_has_new(struct sroce_qp *qp);
 bool sroce_req_fetch(struct sroce_qp *qp);
 bool sroce_req_run(struct sroce_qp *qp, int budget);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
+unsigned long sroce_req_deadline(const struct sroce_req *req);
 void sroce_req_arm_timer(struct sroce_qp *qp);
 void sroce_req_stop_timers(struct sroce_qp *qp);
 void sroce_req_shutdown_timers(struct sroce_qp *qp);

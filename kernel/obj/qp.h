@@ -104,6 +104,7 @@ struct sroce_req {
 	bool draining;			/* SQD: messages before drain_end */
 	u32 drain_end;			/* SQD: first WQE not to start */
 	unsigned long timeout_jiffies;	/* 0: no transport timer */
+	unsigned long timer_base;	/* jiffies the transport timer counts from */
 	struct timer_list retrans_timer;
 	struct timer_list rnr_timer;
 };

@@ -268,6 +268,32 @@ static int sroce_srq_resize_resp(struct sroce_srq *srq,
 	return 0;
 }
 
+/*
+ * Refuse what sroce_srq_swap() would refuse as it stands now, before a
+ * ring is allocated and filled for nothing; the swap checks again, since
+ * the WQEs posted may change meanwhile.
+ */
+static int sroce_srq_resize_check(struct sroce_srq *srq,
+				  const struct ib_srq_attr *attr,
+				  enum ib_srq_attr_mask mask)
+{
+	u32 prod, cons;
+
+	if (!attr->max_wr || attr->max_wr > SROCE_MAX_SRQ_WR)
+		return -EINVAL;
+	if ((mask & IB_SRQ_LIMIT) &&
+	    attr->srq_limit > roundup_pow_of_two(attr->max_wr))
+		return -EINVAL;
+	spin_lock_bh(&srq->lock);
+	cons = srq->cons;
+	prod = sroce_srq_producer(srq);
+	spin_unlock_bh(&srq->lock);
+	if (!sroce_ring_valid(prod, cons, srq->rq.num_slots) ||
+	    prod - cons > attr->max_wr)
+		return -EINVAL;
+	return 0;
+}
+
 /* IB_SRQ_MAX_WR, with IB_SRQ_LIMIT or not; see the top of the file. */
 static int sroce_srq_resize(struct sroce_srq *srq, struct ib_srq_attr *attr,
 			    enum ib_srq_attr_mask mask,
@@ -278,8 +304,9 @@ static int sroce_srq_resize(struct sroce_srq *srq, struct ib_srq_attr *attr,
 	int err;
 
 	lockdep_assert_held(&srq->resize_mutex);
-	if (!attr->max_wr || attr->max_wr > SROCE_MAX_SRQ_WR)
-		return -EINVAL;
+	err = sroce_srq_resize_check(srq, attr, mask);
+	if (err)
+		return err;
 	err = sroce_queue_init(&q, roundup_pow_of_two(attr->max_wr),
 			       srq->slot_shift, uctx);
 	if (err)
