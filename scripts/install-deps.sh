@@ -68,6 +68,10 @@ PACKAGES=(
 	# Open MPI (mpirun; libopenmpi-dev builds sroce_mpi_check), libfabric's
 	# fi_pingpong
 	ucx-utils openmpi-bin libopenmpi-dev libfabric-bin
+	# kernel storage over RDMA (selftests/ulp.sh): open-iscsi's iscsiadm and
+	# iscsid for the iSER initiator (the test starts iscsid in the guest;
+	# nothing here needs its service running on the host)
+	open-iscsi
 	# build
 	build-essential cmake pkg-config python3
 	# make deb: Debian packaging tools (scripts/mkdeb)
