@@ -71,6 +71,10 @@ PACKAGES=(
 	# NFS over RDMA (selftests/ulp.sh): rpc.nfsd, rpc.mountd, exportfs,
 	# mount.nfs, rpcbind; their services are not started here (below)
 	nfs-kernel-server nfs-common rpcbind
+	# kernel storage over RDMA (selftests/ulp.sh): open-iscsi's iscsiadm and
+	# iscsid for the iSER initiator (the test starts iscsid in the guest;
+	# nothing here needs its service running on the host)
+	open-iscsi
 	# build
 	build-essential cmake pkg-config python3
 	# make deb: Debian packaging tools (scripts/mkdeb)

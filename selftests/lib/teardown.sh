@@ -53,7 +53,7 @@ td_kmemleak_check() {
 	fi
 	printf '%s\n' "$report"
 	! printf '%s\n' "$report" |
-		grep -Eq '\[(sroce|rdma_rxe|ib_core|ib_uverbs|ib_cm|iw_cm|rdma_cm|rdma_ucm|nvme_rdma|nvmet_rdma|rpcrdma)\]|\] 0xffffffff' ||
+		grep -Eq '\[(sroce|rdma_rxe|ib_core|ib_uverbs|ib_cm|iw_cm|rdma_cm|rdma_ucm|nvme_rdma|nvmet_rdma|rpcrdma|ib_srp|ib_srpt|ib_iser|ib_isert)\]|\] 0xffffffff' ||
 		fail "kmemleak: leaks through an RDMA module (above)"
 	echo "kmemleak: the suspected leaks above are outside the RDMA stack"
 }
