@@ -626,16 +626,20 @@ srp_login_write_read() {
 	rm -f /tmp/ulp-data /tmp/ulp-back /tmp/ulp-4k
 }
 
-t_srp_login_write_read() {
+# scsi_io_case FN WHAT: guest b logs in and moves the data (FN, in a
+# subshell: its fail ends only FN), guest a then checks its RAM disk
+scsi_io_case() {
 	local rc=0
 	if [ "$SROCE_ROLE" = b ]; then
-		(srp_login_write_read)
+		("$1")
 		rc=$?
 	fi
 	tb_barrier "$KTAP_CASE" 400 || fail "the peer did not get here"
-	[ "$rc" = 0 ] || fail "SRP I/O failed"
+	[ "$rc" = 0 ] || fail "$2 I/O failed"
 	[ "$SROCE_ROLE" = b ] || target_has_host_data
 }
+
+t_srp_login_write_read() { scsi_io_case srp_login_write_read SRP; }
 
 # The initiator removes the target port, then the target goes.
 t_srp_logout() {
@@ -769,16 +773,7 @@ iser_login_write_read() {
 	rm -f /tmp/ulp-data /tmp/ulp-back /tmp/ulp-4k
 }
 
-t_iser_login_write_read() {
-	local rc=0
-	if [ "$SROCE_ROLE" = b ]; then
-		(iser_login_write_read)
-		rc=$?
-	fi
-	tb_barrier "$KTAP_CASE" 400 || fail "the peer did not get here"
-	[ "$rc" = 0 ] || fail "iSER I/O failed"
-	[ "$SROCE_ROLE" = b ] || target_has_host_data
-}
+t_iser_login_write_read() { scsi_io_case iser_login_write_read iSER; }
 
 t_iser_logout() {
 	if [ "$SROCE_ROLE" = b ]; then

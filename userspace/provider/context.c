@@ -95,6 +95,20 @@ static int sroce_get_context(struct sroce_context *ctx)
 	return sroce_context_setup(ctx, &reply.tail.drv);
 }
 
+/* The end of both ways to a context: on failure it and cmd_fd go. */
+static struct verbs_context *sroce_context_finish(struct sroce_context *ctx,
+						  int ret)
+{
+	if (ret) {
+		verbs_uninit_context(&ctx->base_ctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+	verbs_set_ops(&ctx->base_ctx, &sroce_ctx_ops);
+	return &ctx->base_ctx;
+}
+
 /*
  * Owns cmd_fd from the start: both the libibverbs allocator and
  * verbs_uninit_context() close it on failure, as libibverbs expects.
@@ -115,15 +129,7 @@ struct verbs_context *sroce_context_alloc(struct ibv_device *ibdev,
 		return NULL;
 
 	ret = sroce_get_context(ctx);
-	if (ret) {
-		verbs_uninit_context(&ctx->base_ctx);
-		free(ctx);
-		errno = ret;
-		return NULL;
-	}
-
-	verbs_set_ops(&ctx->base_ctx, &sroce_ctx_ops);
-	return &ctx->base_ctx;
+	return sroce_context_finish(ctx, ret);
 }
 
 /*
@@ -156,15 +162,7 @@ struct verbs_context *sroce_context_import(struct ibv_device *ibdev,
 	ret = ibv_cmd_query_context(&ctx->base_ctx.context, drv_cmdb);
 	if (!ret)
 		ret = sroce_context_setup(ctx, &drv);
-	if (ret) {
-		verbs_uninit_context(&ctx->base_ctx);
-		free(ctx);
-		errno = ret;
-		return NULL;
-	}
-
-	verbs_set_ops(&ctx->base_ctx, &sroce_ctx_ops);
-	return &ctx->base_ctx;
+	return sroce_context_finish(ctx, ret);
 }
 
 static void sroce_context_free(struct ibv_context *ibctx)
