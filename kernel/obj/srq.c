@@ -207,6 +207,20 @@ static int sroce_srq_copy_bulk(struct sroce_srq *srq, struct sroce_queue *q,
 }
 
 /*
+ * Whether the WQEs not yet taken, up to @prod, fit @attr->max_wr, and the
+ * limit (if @mask sets it) a ring of @new_slots.  Called with srq->lock held.
+ */
+static bool sroce_srq_fits(struct sroce_srq *srq, u32 prod,
+			   const struct ib_srq_attr *attr,
+			   enum ib_srq_attr_mask mask, u32 new_slots)
+{
+	lockdep_assert_held(&srq->lock);
+	return sroce_ring_valid(prod, srq->cons, srq->rq.num_slots) &&
+	       prod - srq->cons <= attr->max_wr &&
+	       (!(mask & IB_SRQ_LIMIT) || attr->srq_limit <= new_slots);
+}
+
+/*
  * The second part, consumers and kernel posters locked out: check that the
  * WQEs not yet taken fit @max_wr and the limit (if @mask sets it) the new
  * capacity, copy what sroce_srq_copy_bulk() did not, carry the counters
@@ -227,9 +241,7 @@ static int sroce_srq_swap(struct sroce_srq *srq, struct sroce_queue *q,
 	spin_lock_bh(&srq->lock);
 	spin_lock_irqsave(&srq->post_lock, irqflags);
 	prod = sroce_srq_producer(srq);
-	if (!sroce_ring_valid(prod, srq->cons, cur->num_slots) ||
-	    prod - srq->cons > attr->max_wr ||
-	    ((mask & IB_SRQ_LIMIT) && attr->srq_limit > q->num_slots)) {
+	if (!sroce_srq_fits(srq, prod, attr, mask, q->num_slots)) {
 		err = -EINVAL;
 		goto out;
 	}
@@ -277,21 +289,15 @@ static int sroce_srq_resize_check(struct sroce_srq *srq,
 				  const struct ib_srq_attr *attr,
 				  enum ib_srq_attr_mask mask)
 {
-	u32 prod, cons;
+	bool fits;
 
 	if (!attr->max_wr || attr->max_wr > SROCE_MAX_SRQ_WR)
 		return -EINVAL;
-	if ((mask & IB_SRQ_LIMIT) &&
-	    attr->srq_limit > roundup_pow_of_two(attr->max_wr))
-		return -EINVAL;
 	spin_lock_bh(&srq->lock);
-	cons = srq->cons;
-	prod = sroce_srq_producer(srq);
+	fits = sroce_srq_fits(srq, sroce_srq_producer(srq), attr, mask,
+			      roundup_pow_of_two(attr->max_wr));
 	spin_unlock_bh(&srq->lock);
-	if (!sroce_ring_valid(prod, cons, srq->rq.num_slots) ||
-	    prod - cons > attr->max_wr)
-		return -EINVAL;
-	return 0;
+	return fits ? 0 : -EINVAL;
 }
 
 /* IB_SRQ_MAX_WR, with IB_SRQ_LIMIT or not; see the top of the file. */
