@@ -95,6 +95,19 @@ static int sroce_get_context(struct sroce_context *ctx)
 	return sroce_context_setup(ctx, &reply.tail.drv);
 }
 
+/* The start of both ways to a context; it owns cmd_fd from here on. */
+static struct sroce_context *sroce_context_new(struct ibv_device *ibdev,
+					       int cmd_fd)
+{
+	/* libibverbs takes the offset of base_ctx disguised as a pointer */
+	struct verbs_context *base_at = (struct verbs_context *)(uintptr_t)
+		offsetof(struct sroce_context, base_ctx);
+
+	return _verbs_init_and_alloc_context(ibdev, cmd_fd,
+					     sizeof(struct sroce_context),
+					     base_at, SROCE_DRIVER_ID);
+}
+
 /* The end of both ways to a context: on failure it and cmd_fd go. */
 static struct verbs_context *sroce_context_finish(struct sroce_context *ctx,
 						  int ret)
@@ -116,15 +129,11 @@ static struct verbs_context *sroce_context_finish(struct sroce_context *ctx,
 struct verbs_context *sroce_context_alloc(struct ibv_device *ibdev,
 					  int cmd_fd, void *private_data)
 {
-	/* libibverbs takes the offset of base_ctx disguised as a pointer */
-	struct verbs_context *base_at = (struct verbs_context *)(uintptr_t)
-		offsetof(struct sroce_context, base_ctx);
 	struct sroce_context *ctx;
 	int ret;
 
 	(void)private_data;
-	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
-					    base_at, SROCE_DRIVER_ID);
+	ctx = sroce_context_new(ibdev, cmd_fd);
 	if (!ctx)
 		return NULL;
 
@@ -143,15 +152,12 @@ struct verbs_context *sroce_context_alloc(struct ibv_device *ibdev,
 struct verbs_context *sroce_context_import(struct ibv_device *ibdev,
 					   int cmd_fd)
 {
-	struct verbs_context *base_at = (struct verbs_context *)(uintptr_t)
-		offsetof(struct sroce_context, base_ctx);
 	struct ibv_command_buffer drv_cmdb[VERBS_CMDB_LEN(1)];
 	struct sroce_alloc_ucontext_resp drv = {};
 	struct sroce_context *ctx;
 	int ret;
 
-	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
-					    base_at, SROCE_DRIVER_ID);
+	ctx = sroce_context_new(ibdev, cmd_fd);
 	if (!ctx)
 		return NULL;
 
