@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
 
+#include "fd.h"
 #include "verbs_util.h"
 
 namespace sroce::test::peer {
@@ -34,28 +35,7 @@ inline void check(const ::testing::AssertionResult &r)
 		die(r.message());
 }
 
-// A file descriptor closed on destruction.
-class Fd {
-public:
-	explicit Fd(int fd = -1) : fd_(fd) {}
-	Fd(Fd &&o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-	Fd &operator=(Fd &&o) noexcept
-	{
-		std::swap(fd_, o.fd_);
-		return *this;
-	}
-	Fd(const Fd &) = delete;
-	Fd &operator=(const Fd &) = delete;
-	~Fd()
-	{
-		if (fd_ >= 0)
-			close(fd_);
-	}
-	int get() const { return fd_; }
-
-private:
-	int fd_;
-};
+using sroce::test::Fd;
 
 // Waits at most limit for fd to become readable; false on timeout.
 inline bool readable(int fd, Clock::duration limit)

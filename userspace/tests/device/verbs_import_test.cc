@@ -22,6 +22,7 @@
 #include <string>
 #include <utility>
 
+#include "fd.h"
 #include "test_env.h"
 #include "verbs_raii.h"
 #include "verbs_rc_fixture.h"
@@ -49,26 +50,6 @@ void drop(End &e)
 	e.scq.reset();
 	e.rcq.reset();
 }
-
-// An fd that closes itself.
-class Fd {
-public:
-	explicit Fd(int fd = -1) : fd_(fd) {}
-	Fd(const Fd &) = delete;
-	Fd &operator=(const Fd &) = delete;
-	~Fd() { reset(); }
-	int get() const { return fd_; }
-	int release() { return std::exchange(fd_, -1); }
-	void reset(int fd = -1)
-	{
-		if (fd_ >= 0)
-			close(fd_);
-		fd_ = fd;
-	}
-
-private:
-	int fd_;
-};
 
 class Import : public Rc {
 protected:
@@ -113,6 +94,36 @@ protected:
 			       << "ibv_post_send: " << std::strerror(errno);
 		return completes(a.scq.get(),
 				 {ok(id, IBV_WC_RDMA_WRITE, a.qp.get())});
+	}
+
+	// ctx_'s own PD and src's MR still work: a WRITE from src through a
+	// new pair of QPs lands in a new region of pd_, whose MR is then
+	// deregistered.
+	::testing::AssertionResult original_still_writes(Region &src,
+							 uint64_t id,
+							 const char *what)
+	{
+		Region dst(pd_.get(), kLen, kRemote);
+		if (!dst)
+			return ::testing::AssertionFailure()
+			       << "region: " << std::strerror(errno);
+		{
+			End a, b;
+			::testing::AssertionResult r = pair(a, b);
+			if (r)
+				r = write(a, src.buf.addr(), src.mr->lkey,
+					  dst.buf.addr(), dst.mr->rkey, id);
+			if (!r)
+				return r;
+		}
+		::testing::AssertionResult r = same(dst.buf.data(),
+						    src.buf.data(), kLen, what);
+		if (!r)
+			return r;
+		if (ibv_dereg_mr(dst.mr.release()))
+			return ::testing::AssertionFailure()
+			       << "ibv_dereg_mr: " << std::strerror(errno);
+		return ::testing::AssertionSuccess();
 	}
 
 	::testing::AssertionResult join(End &a, End &b)
@@ -183,19 +194,9 @@ TEST_F(Import, DupedFdSharesPdAndMr)
 	}
 	EXPECT_EQ(debugfs_count("ucontexts"), before_["ucontexts"]);
 
-	// ctx_'s own PD and MR still work.
-	Region dst(pd_.get(), kLen, kRemote);
-	ASSERT_TRUE(dst) << std::strerror(errno);
-	{
-		End a, b;
-		ASSERT_TRUE(pair(a, b));
-		ASSERT_TRUE(write(a, src.buf.addr(), src.mr->lkey,
-				  dst.buf.addr(), dst.mr->rkey, 2));
-	}
-	EXPECT_TRUE(same(dst.buf.data(), src.buf.data(), kLen,
-			 "written through the original MR"));
+	EXPECT_TRUE(original_still_writes(src, 2,
+					  "written through the original MR"));
 	ASSERT_EQ(ibv_dereg_mr(src.mr.release()), 0);
-	ASSERT_EQ(ibv_dereg_mr(dst.mr.release()), 0);
 	EXPECT_EQ(debugfs_counts(), before_);
 }
 
@@ -417,20 +418,10 @@ TEST_F(Import, ForkedChildWritesThroughImportedMr)
 	EXPECT_TRUE(quiet(b.rcq.get()));
 
 	// The parent's PD and MR are still there and usable.
-	Region dst2(pd_.get(), kLen, kRemote);
-	ASSERT_TRUE(dst2) << std::strerror(errno);
-	{
-		End a, c;
-		ASSERT_TRUE(pair(a, c));
-		ASSERT_TRUE(write(a, src.buf.addr(), src.mr->lkey,
-				  dst2.buf.addr(), dst2.mr->rkey, 3));
-	}
-	EXPECT_TRUE(same(dst2.buf.data(), src.buf.data(), kLen,
-			 "written by the parent"));
+	EXPECT_TRUE(original_still_writes(src, 3, "written by the parent"));
 	drop(b);
 	src.mr.reset();
 	dst.mr.reset();
-	dst2.mr.reset();
 	EXPECT_EQ(debugfs_counts(), before_);
 }
 
