@@ -532,6 +532,14 @@ unload_modules() {
 	done
 }
 
+# cm_listens PORT: an rdma_cm ID of the device listens on PORT
+cm_listens() {
+	local listen
+	listen=$(rdma resource show cm_id | grep -E "LISTEN.*src-addr [^ ]*:$1( |$)" || :)
+	echo "listener: ${listen:-none}"
+	[ -n "$listen" ] || fail "no rdma_cm listener on port $1: $(rdma resource show cm_id)"
+}
+
 # Guest a's srpt target port (named by its GID 0) and portal group
 srp_tport() { echo "$TCFS/srpt/0x$(gid0_hex)"; }
 
@@ -564,7 +572,7 @@ srp_target_up() {
 }
 
 t_srp_target_listens() {
-	local ipi listen g
+	local ipi g
 	ulp_resources_save
 	if [ "$SROCE_ROLE" = b ]; then
 		g=$(gid0_hex) || fail "no GID 0 on $DEV"
@@ -576,9 +584,7 @@ t_srp_target_listens() {
 		echo "target port $(srp_tport), initiator $ipi"
 		srp_target_up "$ipi"
 		tb_put srp.guid "$(cat /sys/module/ib_srpt/parameters/srpt_service_guid)"
-		listen=$(rdma resource show cm_id | grep -E "LISTEN.*src-addr [^ ]*:$SRP_PORT( |$)" || :)
-		echo "listener: ${listen:-none}"
-		[ -n "$listen" ] || fail "no rdma_cm listener on port $SRP_PORT: $(rdma resource show cm_id)"
+		cm_listens "$SRP_PORT"
 	fi
 	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
 	only_in_guest a
@@ -710,13 +716,10 @@ iser_target_up() {
 }
 
 t_iser_target_listens() {
-	local listen
 	ulp_resources_save
 	if [ "$SROCE_ROLE" = a ]; then
 		iser_target_up
-		listen=$(rdma resource show cm_id | grep -E "LISTEN.*src-addr [^ ]*:3260( |$)" || :)
-		echo "listener: ${listen:-none}"
-		[ -n "$listen" ] || fail "no rdma_cm listener on port 3260: $(rdma resource show cm_id)"
+		cm_listens 3260
 	fi
 	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
 	only_in_guest a
