@@ -78,12 +78,21 @@ int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 /*
  * Transmit backpressure.  Each packet on its way out counts in its QP's
  * token until the stack frees it (the driver's transmit completion, a
- * drop, or the loopback device handing it to the receive path).  Past
- * SROCE_TX_INFLIGHT_MAX the engine stops producing and sets the token's
- * blocked bit; the destructor that brings the count down to
- * SROCE_TX_INFLIGHT_WAKE wakes it.  Without this a large READ or a window
- * of writes lands in the qdisc at once and queue management (fq_codel, a
- * full pfifo) drops a burst that go-back-N must resend.
+ * drop, or the loopback device handing it to the receive path), and in a
+ * module-wide total.  The engine stops producing, and sets the token's
+ * blocked bit, when its QP has SROCE_TX_INFLIGHT_MAX packets out, or when
+ * all QPs together have SROCE_TX_TOTAL_MAX out and this one at least
+ * SROCE_TX_INFLIGHT_MIN; the destructor that brings the QP's own count down
+ * to half of what it was at the stop wakes it.  Without the per-QP bound a
+ * large READ or a window of writes lands in the qdisc at once; without
+ * the total, N QPs queue N times that much: on a slow link the packets'
+ * wait in the qdisc then exceeds the QP's transport timeout (spurious
+ * retransmissions of whole windows) and fq_codel, Debian's default qdisc,
+ * drops them for their sojourn time (NAKs, go-back-N).  Four QPs of
+ * ib_write_bw -s 65536 on the test bed's wire lost that way more than half
+ * of what one QP moves (Documentation/benchmarks.md).  A QP with fewer than
+ * SROCE_TX_INFLIGHT_MIN packets out always may send: none starves, and one
+ * that stops has packets of its own whose destructors will wake it.
  *
  * Lifetime.  A packet holds a reference on the small token, never on the
  * QP: a qdisc may keep a packet for as long as it likes (a plug, a netem
@@ -99,12 +108,14 @@ int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
  * sroce_net_xmit()) > token->lock > qp->kick_lock.
  */
 #define SROCE_TX_INFLIGHT_MAX	128
-#define SROCE_TX_INFLIGHT_WAKE	64
+#define SROCE_TX_INFLIGHT_MIN	8
+#define SROCE_TX_TOTAL_MAX	128
 
 /* exec-named: kernel/obj/qp.h holds a pointer, and obj names only exec's */
 struct sroce_exec_tx_token {
 	refcount_t ref;			/* the QP's, and one per packet */
 	atomic_t inflight;		/* packets not yet freed */
+	atomic_t wake_at;		/* inflight that ends a wait */
 	unsigned long blocked;		/* bit 0: the engine waits */
 	spinlock_t lock;		/* guards qp */
 	struct sroce_qp *qp;		/* NULL once the QP is destroyed */
@@ -112,6 +123,8 @@ struct sroce_exec_tx_token {
 
 /* Tokens not yet freed, module-wide: module exit waits for zero. */
 static atomic_t sroce_tx_tokens = ATOMIC_INIT(0);
+/* Packets of all QPs not yet freed. */
+static atomic_t sroce_tx_total = ATOMIC_INIT(0);
 
 int sroce_tx_qp_init(struct sroce_qp *qp, gfp_t gfp)
 {
@@ -173,7 +186,8 @@ static void sroce_tx_destructor(struct sk_buff *skb)
 	unsigned long flags;
 
 	rcu_read_lock();
-	if (atomic_dec_return(&tok->inflight) <= SROCE_TX_INFLIGHT_WAKE &&
+	atomic_dec(&sroce_tx_total);
+	if (atomic_dec_return(&tok->inflight) <= atomic_read(&tok->wake_at) &&
 	    test_and_clear_bit(0, &tok->blocked)) {
 		spin_lock_irqsave(&tok->lock, flags);
 		if (tok->qp)
@@ -184,18 +198,30 @@ static void sroce_tx_destructor(struct sk_buff *skb)
 	rcu_read_unlock();
 }
 
+/* Room for one more packet of the QP with @own packets out? */
+static bool sroce_tx_room(int own)
+{
+	if (own >= SROCE_TX_INFLIGHT_MAX)
+		return false;
+	return own < SROCE_TX_INFLIGHT_MIN ||
+	       atomic_read(&sroce_tx_total) < SROCE_TX_TOTAL_MAX;
+}
+
 /* May the engine build another packet now?  Sets the blocked bit if not. */
 bool sroce_tx_may_send(struct sroce_qp *qp)
 {
 	struct sroce_exec_tx_token *tok = qp->tx_token;
+	int own = atomic_read(&tok->inflight);
 
 	lockdep_assert_held(&qp->exec_lock);
-	if (atomic_read(&tok->inflight) < SROCE_TX_INFLIGHT_MAX)
+	if (sroce_tx_room(own))
 		return true;
+	/* own >= SROCE_TX_INFLIGHT_MIN: a destructor of ours will come */
+	atomic_set(&tok->wake_at, own / 2);
 	set_bit(0, &tok->blocked);
 	/* pairs with the ordered atomic_dec_return() of the destructor */
 	smp_mb__after_atomic();
-	if (atomic_read(&tok->inflight) < SROCE_TX_INFLIGHT_MAX) {
+	if (sroce_tx_room(atomic_read(&tok->inflight))) {
 		clear_bit(0, &tok->blocked);
 		return true;
 	}
@@ -221,6 +247,7 @@ int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx)
 	tx->skb = NULL;
 	refcount_inc(&tok->ref);
 	atomic_inc(&tok->inflight);
+	atomic_inc(&sroce_tx_total);
 	skb_shinfo(skb)->destructor_arg = tok;
 	skb->destructor = sroce_tx_destructor;
 	return sroce_net_xmit(qp, tx->av, tx->dest_qpn, skb);
