@@ -87,7 +87,7 @@ int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
  * large READ or a window of writes lands in the qdisc at once; without
  * the total, N QPs queue N times that much: on a slow link the packets'
  * wait in the qdisc then exceeds the QP's transport timeout (spurious
- * retransmissions of whole windows) and fq_codel, Debian's default qdisc,
+ * retransmissions of whole windows) and fq_codel, a common default qdisc,
  * drops them for their sojourn time (NAKs, go-back-N).  Four QPs of
  * ib_write_bw -s 65536 on the test bed's wire lost that way more than half
  * of what one QP moves (Documentation/benchmarks.md).  A QP with fewer than
