@@ -5,8 +5,11 @@
 # kernel's own rdma_cm, fast-register MRs, SEND_WITH_INVALIDATE and local
 # invalidation.  Guest a exports a RAM disk namespace with nvmet-rdma;
 # guest b connects with nvme-rdma (through /dev/nvme-fabrics, no nvme-cli
-# needed), writes random data with O_DIRECT, reads it back and compares,
-# then disconnects.  Then the same again with the target's receives on
+# needed), writes random data with O_DIRECT, reads it back and compares;
+# the controller then lives through a target restart, a link flap and 2%
+# loss during I/O, its data verified each time, and is deleted under load
+# with the device's resources back to their counts before it connected.
+# Then the same again (without the trouble) with the target's receives on
 # shared receive queues (nvmet-rdma use_srq=1), the kernel's ib_post_srq_recv
 # path.  Then SCSI over RDMA through LIO targets on the same RAM disk: SRP
 # (ib_srpt, ib_srp logging in through rdma_cm) and iSER (an iSCSI portal
@@ -19,7 +22,8 @@
 # cache, and both check that the bytes crossed the RDMA port; then the
 # server stops and the device's objects go back to their counts before.
 # Emits KTAP.  The NVMe-oF cases and what several cases share are here, the
-# SRP and iSER cases in lib/ulp_scsi.sh, the NFS cases in lib/ulp_nfs.sh.
+# NVMe-oF cases with trouble in lib/ulp_nvmf.sh, the SRP and iSER cases in
+# lib/ulp_scsi.sh, the NFS cases in lib/ulp_nfs.sh.
 #
 #   scripts/testbed -k 6.1 -n 2 selftests/ulp.sh                 # sroce
 #   scripts/testbed -k 6.1 -n 2 -a rdma_rxe selftests/ulp.sh     # the reference
@@ -29,14 +33,19 @@
 . "$(dirname "$0")/lib/ktap.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 . "$(dirname "$0")/lib/teardown.sh"
+. "$(dirname "$0")/lib/netem.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
+IF=${SROCE_NETDEV:?run me through scripts/testbed}
 [ "${SROCE_GUESTS:-1}" = 2 ] || { echo "ulp.sh needs two guests (-n 2)" >&2; exit 2; }
 
 NQN=nqn.2026-11.org.sroce:ulp-test
 CFS=/sys/kernel/config/nvmet
 IMG=/dev/ram0
 MIB=32
+# the host's controller keeps reconnecting every second for this long
+# after it loses its target (lib/ulp_nvmf.sh's cases need it)
+NVMF_LOSS_TMO=$((60 * SLOW))
 
 # The block device of the controller connected to NQN, if any.
 host_disk() {
@@ -46,6 +55,18 @@ host_disk() {
 		[ "$(cat "$c/subsysnqn")" = "$NQN" ] || continue
 		ls "$c" | grep -m1 '^nvme[0-9]*n[0-9]*$' && return 0
 		ls /sys/block | grep -m1 "^${c##*/}n" && return 0
+	done
+	return 1
+}
+
+# The sysfs directory of the controller connected to NQN, if any
+nvmf_ctrl() {
+	local c n
+	for c in /sys/class/nvme/nvme*; do
+		read -r n 2>/dev/null <"$c/subsysnqn" || continue
+		[ "$n" = "$NQN" ] || continue
+		echo "$c"
+		return 0
 	done
 	return 1
 }
@@ -83,11 +104,14 @@ target_up() {
 		fail "the RDMA port refused the subsystem: $(dmesg | tail -3)"
 }
 
-# (guest b has nothing to check until it connects: one-sided)
+# (guest b has nothing to check until it connects: one-sided)  The device's
+# resources with the target listening and no host connected are what
+# t_nvmf_disconnect_under_load compares with.
 t_nvmf_target_listens() {
 	if [ "$SROCE_ROLE" = a ]; then
 		target_up
 	fi
+	ulp_resources_save
 	tb_barrier "$KTAP_CASE" 120 || fail "the peer did not get here"
 	only_in_guest a
 }
@@ -95,7 +119,7 @@ t_nvmf_target_listens() {
 # Guest b's side of t_nvmf_connect_write_read.
 nvmf_write_read() {
 	local disk=
-	echo "transport=rdma,traddr=$SROCE_PEER_IP4,trsvcid=4420,nqn=$NQN" \
+	echo "transport=rdma,traddr=$SROCE_PEER_IP4,trsvcid=4420,nqn=$NQN,reconnect_delay=1,ctrl_loss_tmo=$NVMF_LOSS_TMO" \
 		>/dev/nvme-fabrics ||
 		fail "connect refused: $(dmesg | grep -i nvme | tail -3)"
 	wait_until 120 'disk=$(host_disk) && [ "$(cat /sys/block/$disk/size)" != 0 ]' ||
@@ -128,11 +152,11 @@ disk_write_read() {
 }
 
 # Guest a's side of the write/read cases: what guest b wrote (and read back)
-# is on the target's RAM disk.
+# is on the target's RAM disk, its first N MiB (default MIB).
 target_has_host_data() {
-	local want got
+	local want got n=${1:-$MIB}
 	want=$(tb_get "$KTAP_CASE.sum" 10) || fail "guest b published no checksum: its I/O failed"
-	got=$(dd if=$IMG bs=1M count=$MIB iflag=direct status=none | sha256sum)
+	got=$(dd if=$IMG bs=1M count="$n" iflag=direct status=none | sha256sum)
 	expect_eq "$got" "$want" "checksum of $IMG on the target"
 }
 
@@ -217,12 +241,13 @@ t_srq_connect_write_read() {
 
 t_srq_disconnect() { t_nvmf_disconnect; }
 
-# ---- the device's resources, modules, listeners (lib/ulp_scsi.sh) ----------
+# ---- the device's resources, modules, listeners (the cases here and in ----
+# ---- lib/ulp_nvmf.sh and lib/ulp_scsi.sh) ---------------------------------
 
 # idle_pool_cqs: the CQs of ib_core's shared CQ pool (ib_cq_pool_get, used
-# by ib_srpt, ib_isert and ib_iser) that no QP uses: the pool keeps them
-# until the device goes (t_teardown_clean sees them go), so they are not
-# left behind by a ULP
+# by ib_srpt, ib_isert, ib_iser, nvme-rdma and nvmet-rdma) that no QP uses:
+# the pool keeps them until the device goes (t_teardown_clean sees them
+# go), so they are not left behind by a ULP
 idle_pool_cqs() {
 	rdma resource show cq | awk -v d="$DEV" '
 		/\[ib_core\]/ {
@@ -270,14 +295,21 @@ unload_modules() {
 	done
 }
 
+# cm_listener PORT: the rdma_cm IDs that listen on PORT, as the rdma tool
+# shows them
+cm_listener() {
+	rdma resource show cm_id | grep -E "LISTEN.*src-addr [^ ]*:$1( |$)" || :
+}
+
 # cm_listens PORT: an rdma_cm ID of the device listens on PORT
 cm_listens() {
 	local listen
-	listen=$(rdma resource show cm_id | grep -E "LISTEN.*src-addr [^ ]*:$1( |$)" || :)
+	listen=$(cm_listener "$1")
 	echo "listener: ${listen:-none}"
 	[ -n "$listen" ] || fail "no rdma_cm listener on port $1: $(rdma resource show cm_id)"
 }
 
+. "$(dirname "$0")/lib/ulp_nvmf.sh"
 . "$(dirname "$0")/lib/ulp_nfs.sh"
 . "$(dirname "$0")/lib/ulp_scsi.sh"
 
@@ -285,6 +317,10 @@ CASES=(
 	t_setup
 	t_nvmf_target_listens
 	t_nvmf_connect_write_read
+	t_nvmf_target_restart
+	t_nvmf_link_flap
+	t_nvmf_netem_loss
+	t_nvmf_disconnect_under_load
 	t_nvmf_disconnect
 	t_srq_target_listens
 	t_srq_connect_write_read
