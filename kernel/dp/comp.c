@@ -24,6 +24,7 @@
 #include "dp/req.h"
 #include "dp/sgl.h"
 #include "dp/trace.h"
+#include "dp/tx.h"
 #include "obj/cq.h"
 #include "obj/qp.h"
 #include "stats.h"
@@ -454,6 +455,17 @@ void sroce_comp_timeout(struct sroce_qp *qp)
 	/* the lazy timer (req.c) fired before the count restarted ran out */
 	if (time_before(jiffies, sroce_req_deadline(req))) {
 		mod_timer(&req->retrans_timer, sroce_req_deadline(req));
+		return;
+	}
+	/*
+	 * Packets of ours still in this host's network stack (a long qdisc,
+	 * the transmit bound of tx.c, a driver that completes late): the peer
+	 * cannot answer what it has not received.  Like TCP with a segment
+	 * still in the host queue, wait another timeout without resending or
+	 * counting a retry; a dead link drops what is queued, which ends it.
+	 */
+	if (sroce_tx_inflight(qp)) {
+		sroce_req_arm_timer(qp);
 		return;
 	}
 	if (req->backoff < SROCE_REQ_MAX_BACKOFF)
