@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Degrading the RoCE v2 packets one guest sends with netem, for the
-# two-guest suites (rc.sh, interop.sh).  Needs IF (the guest's netdev) and,
+# two-guest suites (rc.sh, interop.sh, ulp.sh).  Needs IF (the guest's netdev) and,
 # for netem_begin/netem_seen, SROCE_ROLE and the test bed's barrier.
 
 # The degraded side is guest a, where the servers run: what it loses are
@@ -92,6 +92,17 @@ netem_begin() {
 		echo "guest $SROCE_ROLE, $IF egress: RoCE v2 to QPs other than 1 through netem $*"
 	fi
 	tb_barrier "$KTAP_CASE.netem" 60 || fail "the peer did not get here"
+}
+
+# netem_dropped: the packets this guest's netem qdisc dropped
+netem_dropped() {
+	tc -s qdisc show dev "$IF" | awk '
+		/^qdisc netem/ { n = 1; next }
+		n && $1 == "Sent" {
+			for (i = 1; i < NF; i++)
+				if ($i == "(dropped") { sub(",", "", $(i + 1)); print $(i + 1) }
+			exit
+		}'
 }
 
 # netem_seen MIN: where netem_begin degraded the egress, true if netem

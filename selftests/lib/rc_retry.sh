@@ -31,17 +31,6 @@ retry_hwc() {
 	cat "/sys/class/infiniband/$DEV/ports/1/hw_counters/$1"
 }
 
-# retry_netem_dropped: the packets guest a's netem qdisc dropped
-retry_netem_dropped() {
-	tc -s qdisc show dev "$IF" | awk '
-		/^qdisc netem/ { n = 1; next }
-		n && $1 == "Sent" {
-			for (i = 1; i < NF; i++)
-				if ($i == "(dropped") { sub(",", "", $(i + 1)); print $(i + 1) }
-			exit
-		}'
-}
-
 # retry_field KEY LINE: the value of KEY=value in LINE
 retry_field() {
 	local w
@@ -83,7 +72,7 @@ retry_exhausted_case() {
 	if rt_is_server; then
 		# a received every retransmission, executed nothing twice and
 		# completed nothing; its netem dropped its ACKs
-		dropped=$(retry_netem_dropped)
+		dropped=$(netem_dropped)
 		tc -s qdisc show dev "$IF"
 		expect_eq "$(retry_field completions "$line")" 0 "completions at the responder"
 		expect_eq "$(retry_field qp_state "$line")" RTS "the responder's QP state"

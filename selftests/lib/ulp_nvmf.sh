@@ -256,13 +256,6 @@ nvmf_io_across_flap() {
 
 t_nvmf_link_flap() { nvmf_io_case nvmf_io_across_flap nvmf_flap; }
 
-# netem_dropped: how many packets this guest's netem dropped
-netem_dropped() {
-	tc -s qdisc show dev "$IF" | awk '
-		/^qdisc netem/ { n = 1; next }
-		n && $1 == "Sent" { d = $7; gsub(/[^0-9]/, "", d); print d + 0; exit }'
-}
-
 # Guest b's side of t_nvmf_netem_loss
 nvmf_loss_io() {
 	local disk
