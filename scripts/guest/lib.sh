@@ -91,7 +91,7 @@ tb_barrier() {
 	local name=${1:?tb_barrier NAME [TIMEOUT]} timeout=${2:-300} safe cntf n tag
 	safe=$(printf '%s' "$name" | tr -c 'A-Za-z0-9_.-' '_')
 	mkdir -p /run/sroce
-	cntf=/run/sroce/barrier.$safe
+	cntf=/run/sroce/barrier.${SROCE_ROLE:-a}.$safe
 	n=$(( $(cat "$cntf" 2>/dev/null || echo 0) + 1 ))
 	echo "$n" >"$cntf"
 	tag=$safe.$n
