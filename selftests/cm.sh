@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The transports beyond RC and the connection manager between two guests,
+# The transports beyond RC and the connection manager between two guests
+# (with sroce: two network namespaces of one guest, scripts/testbed --netns),
 # with the real tools: ibv_ud_pingpong, ibv_uc_pingpong and ibv_srq_pingpong
 # with their data check, and over rdma_cm (ib_core's CM on the GSI QP1):
 # rping with every buffer verified (-V), ucmatose (RC), udaddy (UD) and
@@ -9,7 +10,8 @@
 # Servers (and the multicast receiver) run in guest a, clients in guest b;
 # each guest reports its side of every case.  Emits KTAP.
 #
-#   scripts/testbed -k 6.1 -n 2 selftests/cm.sh                 # sroce
+#   scripts/testbed -k 6.1 -n 2 --netns selftests/cm.sh         # sroce, as make check
+#   scripts/testbed -k 6.1 -n 2 selftests/cm.sh                 # sroce on a wire
 #   scripts/testbed -k 6.1 -n 2 -a rdma_rxe selftests/cm.sh     # the reference
 
 . "$(dirname "$0")/lib/ktap.sh"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# RC traffic between two guests with the real tools: ibv_rc_pingpong (sizes
+# RC traffic between two guests (with sroce: two network namespaces of one
+# guest, scripts/testbed --netns) with the real tools: ibv_rc_pingpong (sizes
 # across the path MTU, events, data check, IPv4-mapped and IPv6 GIDs, path
 # MTU 4096 on a jumbo wire), perftest
 # bandwidth and latency (send, RDMA write and read, atomics), and all of
@@ -11,7 +12,8 @@
 # in guest a, clients in guest b; each guest reports its side of every
 # case.  Emits KTAP.
 #
-#   scripts/testbed -k 6.1 -n 2 selftests/rc.sh                 # sroce
+#   scripts/testbed -k 6.1 -n 2 --netns selftests/rc.sh         # sroce, as make check
+#   scripts/testbed -k 6.1 -n 2 selftests/rc.sh                 # sroce on a wire
 #   scripts/testbed -k 6.1 -n 2 -a rdma_rxe selftests/rc.sh     # the reference
 
 . "$(dirname "$0")/lib/ktap.sh"

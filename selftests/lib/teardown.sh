@@ -58,15 +58,33 @@ td_kmemleak_check() {
 	echo "kmemleak: the suspected leaks above are outside the RDMA stack"
 }
 
-t_teardown_clean() {
-	local d m left
-	if [ "${SROCE_GUESTS:-1}" = 2 ]; then
-		tb_barrier "$KTAP_CASE" 300 || fail "the peer did not get to its teardown"
-	fi
-	for d in $(td_links); do
+# td_delete_links LINK...: delete each (each must succeed)
+td_delete_links() {
+	local d
+	for d in "$@"; do
 		timeout $((60 * SLOW)) rdma link delete "$d" ||
 			fail "rdma link delete $d failed or blocked"
 	done
+}
+
+t_teardown_clean() {
+	local m left
+	if [ "${SROCE_GUESTS:-1}" = 2 ]; then
+		tb_barrier "$KTAP_CASE" 300 || fail "the peer did not get to its teardown"
+	fi
+	if [ -n "${SROCE_NETNS:-}" ]; then
+		# both roles in one kernel (the test bed's --netns): each deletes
+		# its own device; the module and its objects are role a's to check
+		# once role b's device is gone too
+		td_delete_links "$SROCE_RDMA_DEV"
+		if [ "$SROCE_ROLE" = b ]; then
+			echo "$SROCE_RDMA_DEV deleted; guest a checks the kernel both roles share"
+			return 0
+		fi
+		wait_until $((60 * SLOW)) '[ -z "$(td_links)" ]' ||
+			fail "links left after both roles deleted theirs: $(rdma link show)"
+	fi
+	td_delete_links $(td_links)
 	wait_until 30 '[ -z "$(td_links)" ]' || fail "links left: $(rdma link show)"
 	echo "links deleted"
 	if [ -d /sys/module/sroce ]; then
