@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# sroce devices in network namespaces of one guest, for the suites that
+# build their own (netns.sh, chaos.sh): a namespace's addresses, its TCP
+# listeners, its device's GIDs, a verified pingpong between two of them,
+# and the live object counts sroce's debugfs keeps.  Source after ktap.sh,
+# scripts/guest/lib.sh and rdma_tools.sh.
+
+NS_SYS=/sys/class/infiniband
+NS_OBJS=/sys/kernel/debug/sroce/objects
+
+objects() {		# KIND: a live count from debugfs
+	awk -v k="$1" '$1 == k { print $2 }' "$NS_OBJS"
+}
+
+dev_gone() { [ ! -e "$NS_SYS/$1" ] && ! rdma link show "$1/1" >/dev/null 2>&1; }
+
+# ns_listening NS PORT: is a TCP socket listening on PORT in NS?
+ns_listening() {
+	local hex
+	hex=$(printf ':%04X' "$2")
+	ip netns exec "$1" cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+		awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }'
+}
+
+ns_gids_ready() {	# DEV ADDR...
+	local d=$1 a
+	shift
+	for a in "$@"; do
+		tb_gid_index "$d" "$a" >/dev/null 2>&1 || return 1
+	done
+}
+
+# ns_pp NAME TOOL PORT SNS SDEV SADDR CNS CDEV CADDR CONNECT ARGS...: TOOL
+# (a pingpong) as the server in SNS on SDEV over SADDR's GID and as the
+# client in CNS on CDEV over CADDR's GID, their TCP exchange to CONNECT.
+# Both must exit 0 and print what rdma_tools.sh's _rt_pp_check expects.
+ns_pp() {
+	local name=$1 tool=$2 port=$3 sns=$4 sdev=$5 saddr=$6 cns=$7 cdev=$8
+	local caddr=$9 connect=${10} size iters sgid cgid spid rc=0
+	local srv=$RT_OUT/$name.server cli=$RT_OUT/$name.client lim=$((120 * SLOW))
+	shift 10
+	local args=("$@")
+	read -r size iters < <(rt_pp_size_iters "$@")
+	sgid=$(tb_gid_index "$sdev" "$saddr") || { tb_gids "$sdev"; fail "no GID for $saddr on $sdev"; }
+	cgid=$(tb_gid_index "$cdev" "$caddr") || { tb_gids "$cdev"; fail "no GID for $caddr on $cdev"; }
+	echo "server in $sns: $tool -d $sdev -g $sgid -p $port ${args[*]}"
+	ip netns exec "$sns" timeout "$lim" "$tool" -d "$sdev" -g "$sgid" -p "$port" "${args[@]}" \
+		>"$srv" 2>&1 &
+	spid=$!
+	if ! wait_for 60 ns_listening "$sns" "$port"; then
+		kill "$spid" 2>/dev/null
+		rt_show "$srv" "server output"
+		fail "the server in $sns did not listen on $port"
+	fi
+	echo "client in $cns: $tool -d $cdev -g $cgid -p $port ${args[*]} $connect"
+	ip netns exec "$cns" timeout "$lim" "$tool" -d "$cdev" -g "$cgid" -p "$port" "${args[@]}" \
+		"$connect" >"$cli" 2>&1 || { echo "client: exit status $?"; rc=1; }
+	wait "$spid" || { echo "server: exit status $?"; rc=1; }
+	_rt_pp_check "$srv" server "$size" "$iters" "$saddr" "$caddr" || rc=1
+	_rt_pp_check "$cli" client "$size" "$iters" "$caddr" "$saddr" || rc=1
+	if [ "$rc" != 0 ]; then
+		rt_show "$srv" "server output"
+		rt_show "$cli" "client output"
+		return 1
+	fi
+	grep -hE '^[0-9]+ (bytes|iters) in ' "$srv" "$cli"
+}
+
+ns_addr() {		# NS NETDEV IPV4 IPV6
+	ip -n "$1" addr add "$3/24" dev "$2"
+	ip -n "$1" -6 addr add "$4/64" dev "$2" nodad
+	ip -n "$1" link set "$2" up
+}
