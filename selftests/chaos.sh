@@ -86,7 +86,7 @@ gone() {
 # SLOT's block, until the devices counted some of it.  The servers start
 # together, then the clients (each start costs seconds under TCG).
 traffic() {
-	local p ga gb r0 k
+	local p ga gb r0 k t0=$SECONDS
 	local -a name srv cli
 	p=$(port_of "$1")
 	: >"$TOOLS"
@@ -120,7 +120,7 @@ traffic() {
 	done
 	wait_until 30 "[ \$((\$(rcvd $DEVA) - $r0)) -ge 200 ]" ||
 		fail "no traffic: $DEVA rcvd_pkts $r0 -> $(rcvd "$DEVA")"
-	echo "traffic running: $DEVA rcvd_pkts $r0 -> $(rcvd "$DEVA")"
+	echo "traffic running after $((SECONDS - t0)) s: $DEVA rcvd_pkts $r0 -> $(rcvd "$DEVA")"
 }
 
 tools_kill() {
@@ -133,7 +133,7 @@ tools_kill() {
 # tools_end: the tools still running get SIGKILL; every one must be gone
 # within 30 s (a process that cannot die is stuck in the kernel)
 tools_end() {
-	local pid cmd left=0 self=0
+	local pid cmd left=0 self=0 t0=$SECONDS
 	while read -r pid cmd; do
 		if gone "$pid"; then
 			self=$((self + 1))
@@ -150,7 +150,7 @@ tools_end() {
 	if [ "$left" = 0 ]; then
 		wait
 	fi
-	echo "$(wc -l <"$TOOLS") tools: $self ended by themselves, the rest killed"
+	echo "$(wc -l <"$TOOLS") tools: $self ended by themselves, the rest killed; all gone after $((SECONDS - t0)) s"
 	[ "$left" = 0 ] || fail "$left tools stuck in the kernel"
 }
 
@@ -158,10 +158,11 @@ tools_end() {
 # with both devices and no tool (t_chaos_setup): what the tools owned is
 # freed
 settled() {
+	local t0=$SECONDS
 	links_up
 	wait_until 30 '[ "$(objects_line)" = "$(cat "$BASE")" ]' ||
 		fail "objects: $(objects_line), expected $(cat "$BASE")"
-	echo "objects as before the traffic: $(objects_line)"
+	echo "objects as before the traffic after $((SECONDS - t0)) s: $(objects_line)"
 }
 
 # recovers SLOT: a new verified pingpong between the devices
