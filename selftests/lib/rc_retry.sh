@@ -27,13 +27,10 @@ RETRY_R=2
 RETRY_N=3
 RETRY_COUNTERS=(sent_pkts rcvd_pkts duplicate_request completer_retry_err retry_exceeded_err)
 
-# retry_hwc NAME: a port counter of $DEV through netlink: the sysfs
-# hw_counters files exist in the initial network namespace only (ib_core
-# gives the device's copies in other namespaces none), and the test bed's
-# --netns runs this in two namespaces
+# retry_hwc NAME: a port counter of $DEV (through netlink: the test bed's
+# --netns runs this in two namespaces)
 retry_hwc() {
-	rdma statistic show link "$DEV/1" |
-		awk -v n="$1" '{ for (i = 1; i < NF; i++) if ($i == n) { print $(i + 1); f = 1 } } END { exit !f }'
+	rt_port_counter "$DEV" "$1"
 }
 
 # retry_field KEY LINE: the value of KEY=value in LINE
