@@ -47,6 +47,32 @@ static inline void ib_mark_name_assigned_by_user(struct ib_device *ibdev)
 #endif
 
 /*
+ * ib_core's exclusive mode (rdma system set netns exclusive) shows a device
+ * only in its own network namespace.  Newer kernels take that namespace at
+ * allocation (ib_alloc_device_with_net()); 6.1 and 6.12 put every new device
+ * in init_net, so a device added from inside a namespace would be invisible
+ * there and could not even be deleted from it.  There the namespace is set
+ * before registration, as the newer allocation does: only in exclusive mode
+ * (rdma_dev_access_netns() of a device still in init_net tells which; in
+ * shared mode every device stays in init_net).  The caller holds @ns until
+ * registration is over, and the mode cannot change while a namespace other
+ * than init_net exists.  Later, ib_core's exit of a dying namespace moves
+ * its devices back to init_net, as it does for any device.
+ */
+#ifndef SROCE_HAVE_ALLOC_DEVICE_WITH_NET
+#define ib_alloc_device_with_net(drv_struct, member, ns) ({		\
+	__auto_type __d = ib_alloc_device(drv_struct, member);		\
+	/* ib_alloc_device() checked that member is the first */	\
+	struct ib_device *__ibdev = (struct ib_device *)__d;		\
+	struct net *__ns = (ns);					\
+									\
+	if (__ibdev && !rdma_dev_access_netns(__ibdev, __ns))		\
+		write_pnet(&__ibdev->coredev.rdma_net, __ns);		\
+	__d;								\
+})
+#endif
+
+/*
  * VMA flags are changed through helpers since 6.3 (6.12 has them, 6.1 not),
  * which also take the VMA write lock; on older kernels the mmap_lock the
  * caller holds is enough.

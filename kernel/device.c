@@ -18,7 +18,10 @@
  * Network namespaces: a device lives in its netdev's namespace (sdev->net,
  * read when it is created), where it holds the UDP endpoint (dp/net.c).  In
  * ib_core's shared mode every namespace sees every device, as with any RDMA
- * device.  A netdev that leaves its namespace, on its own or because the
+ * device; in exclusive mode only that namespace does (compat.h's
+ * ib_alloc_device_with_net()).  "rdma dev set NAME netns NS" (exclusive
+ * mode, ib_core's doing) changes only who sees the device: its packets stay
+ * in its netdev's namespace.  A netdev that leaves its namespace, on its own or because the
  * namespace is deleted, is unregistered there first (NETDEV_UNREGISTER),
  * and the device goes with it; newlink checks once more after registration
  * for a move it could not have seen.
@@ -203,7 +206,7 @@ static int sroce_device_create(const char *name, struct net_device *ndev,
 	struct sroce_dev *sdev;
 	int err;
 
-	sdev = ib_alloc_device(sroce_dev, ibdev);
+	sdev = ib_alloc_device_with_net(sroce_dev, ibdev, net);
 	if (!sdev)
 		return -ENOMEM;
 	sroce_device_init_ibdev(sdev, ndev);
