@@ -72,13 +72,6 @@ bg() {
 	echo "$! $ns $*" >>"$TOOLS"
 }
 
-# gone PID: exited (a zombie until this shell reaps it) or never there
-gone() {
-	local st
-	st=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$1/status" 2>/dev/null)
-	[ -z "$st" ] || [ "$st" = Z ]
-}
-
 # traffic SLOT: RC and UD pingpongs with their data check, RDMA READs and
 # atomics between the devices, servers in xA, clients in xB, at ports from
 # SLOT's block, until the devices counted some of it.  The servers start

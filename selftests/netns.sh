@@ -10,7 +10,16 @@
 # srA and must receive none of that traffic.  Then the netdevs go: srC's
 # moves out of its namespace, srB is deleted (which destroys the veth pair
 # and so both devices on it), each device is removed and each namespace's
-# UDP endpoint closed.  Emits KTAP.
+# UDP endpoint closed.
+#
+# Then ib_core's exclusive mode (rdma system set netns exclusive): a device
+# created inside a namespace is seen there and nowhere else (netlink, sysfs,
+# libibverbs), changed and deleted only from there, and carries RC traffic
+# and rdma_cm (rping) between two namespaces; a device moved with "rdma dev
+# set DEV netns NS" is seen and used only in NS, moves back by name, and by
+# itself when NS is deleted; a namespace dismantled under traffic takes its
+# device and, through the veth pair, its peer's device with a process still
+# on it, which ends.  Last, back to shared mode.  Emits KTAP.
 #
 #   scripts/testbed -k 6.1 -n 1 --no-link selftests/netns.sh
 #   scripts/testbed -k 6.1 -n 1 --no-link selftests/netns.sh t_ns_ud_pingpong
@@ -145,6 +154,159 @@ t_ns_delete() {
 	[ -z "$(rdma link show)" ] || fail "links left: $(rdma link show)"
 }
 
+# ---- ib_core's exclusive mode -------------------------------------------
+# exA and exB on a veth pair, a device created inside each; exC empty;
+# "init", a name for the initial namespace (ip netns attach), where sroce_m
+# is created on a veth pair of its own.
+
+EA4=198.51.100.17 EA6=fd53:726f:6366::17
+EB4=198.51.100.18 EB6=fd53:726f:6366::18
+M4=192.0.2.33 M6=fd53:726f:6368::33
+EXCL_NS=(exA exB exC init)
+
+# sees NS: the RDMA devices NS sees, through netlink and in its sysfs
+sees() {
+	local nl sys
+	nl=$(ip netns exec "$1" rdma dev show | awk '{ sub(":$", "", $2); print $2 }' | sort | xargs)
+	sys=$(ip netns exec "$1" ls /sys/class/infiniband | sort | xargs)
+	echo "netlink: $nl; sysfs: $sys"
+}
+
+expect_sees() {		# NS DEVICES
+	expect_eq "$(sees "$1")" "netlink: $2; sysfs: $2" "the devices $1 sees"
+}
+
+excl_ready() {		# NS DEV ADDR...: ACTIVE with GIDs, as NS sees it
+	local ns=$1 dev=$2
+	shift 2
+	ns_tb "$ns" tb_wait_port_active "$dev" 30 || fail "$dev not ACTIVE in $ns"
+	wait_for 30 ns_gids_ready -n "$ns" "$dev" "$@" ||
+		{ ns_tb "$ns" tb_gids "$dev"; fail "$dev's GIDs in $ns"; }
+}
+
+t_excl_setup() {
+	local ns
+	# (the namespaces of the cases before may still be being dismantled)
+	wait_until 60 'rdma system set netns exclusive 2>/dev/null' ||
+		fail "rdma system set netns exclusive: $(rdma system set netns exclusive 2>&1)"
+	expect_match "$(rdma system show)" "netns exclusive" "ib_core's netns mode"
+	ip netns attach init 1 || fail "ip netns attach init 1"
+	for ns in exA exB exC; do
+		ip netns add "$ns" || fail "ip netns add $ns"
+		ip -n "$ns" link set lo up
+	done
+	ip link add eA netns exA type veth peer name eB netns exB || fail "veth pair exA-exB"
+	ip link add em type veth peer name emp || fail "veth pair em-emp"
+	ip link set emp up
+	ns_addr exA eA "$EA4" "$EA6"
+	ns_addr exB eB "$EB4" "$EB6"
+	ns_addr init em "$M4" "$M6"
+	ip netns exec exA rdma link add sroce_ea type sroce netdev eA || fail "rdma link add in exA"
+	ip netns exec exB rdma link add sroce_eb type sroce netdev eB || fail "rdma link add in exB"
+	rdma link add sroce_m type sroce netdev em || fail "rdma link add sroce_m"
+	excl_ready exA sroce_ea "$EA4" "$EA6"
+	excl_ready exB sroce_eb "$EB4" "$EB6"
+	excl_ready init sroce_m "$M4" "$M6"
+	expect_eq "$(objects devices)" 3 "live devices"
+}
+
+# A device is seen only in the namespace it was created in, through
+# netlink, sysfs and libibverbs, and changed or deleted only from there.
+t_excl_isolated() {
+	expect_sees exA sroce_ea
+	expect_sees exB sroce_eb
+	expect_sees exC ""
+	expect_sees init sroce_m
+	expect_eq "$(ip netns exec exB ibv_devices | awk 'NR > 2 { print $1 }' | xargs)" sroce_eb \
+		"ibv_devices in exB"
+	must_fail ip netns exec exB ibv_devinfo -d sroce_ea
+	must_fail ip netns exec exB rdma link show sroce_ea/1
+	must_fail rdma link delete sroce_ea
+	must_fail ip netns exec exC rdma dev set sroce_eb netns exC
+	expect_sees exA sroce_ea
+	expect_sees exB sroce_eb
+}
+
+t_excl_rc_pingpong() {
+	ns_pp "$KTAP_CASE" ibv_rc_pingpong 24140 exA sroce_ea "$EA4" exB sroce_eb "$EB4" "$EA4" \
+		-c -s 4097 -n 200 || fail "ibv_rc_pingpong between exA and exB"
+}
+
+# rdma_cm finds a namespace's device from its addresses there
+t_excl_rping() {
+	local srv=$RT_OUT/excl_rping.server cli=$RT_OUT/excl_rping.client spid n
+	ip netns exec exA timeout $((120 * SLOW)) rping -s -a "$EA4" -p 24150 -V -C 50 >"$srv" 2>&1 &
+	spid=$!
+	wait_until 60 'ip netns exec exA rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN"' ||
+		{ kill "$spid" 2>/dev/null || :; rt_show "$srv" "rping server"; fail "no rping server"; }
+	ip netns exec exB timeout $((120 * SLOW)) rping -c -a "$EA4" -I "$EB4" -p 24150 -v -V -C 50 \
+		>"$cli" 2>&1 || { rt_show "$cli" "rping client"; fail "rping client: exit $?"; }
+	wait "$spid" || { rt_show "$srv" "rping server"; fail "rping server: exit status $?"; }
+	n=$(grep -c '^ping data: rdma-ping-' "$cli")
+	expect_eq "$n" 50 "pings verified"
+}
+
+# "rdma dev set DEV netns NS" moves what ib_core shows, no more: sroce_m is
+# seen only in exC then, where a process uses it (its packets still go
+# through em, in the initial namespace: same-host there); it moves back by
+# name, and by itself when exC is deleted with it inside.
+t_excl_move() {
+	rdma dev set sroce_m netns exC || fail "rdma dev set sroce_m netns exC"
+	expect_sees exC sroce_m
+	expect_sees init ""
+	ns_pp "$KTAP_CASE.exC" ibv_rc_pingpong 24160 exC sroce_m "$M4" exC sroce_m "$M4" 127.0.0.1 \
+		-c -s 4097 -n 100 || fail "ibv_rc_pingpong on sroce_m in exC"
+	ip netns exec exC rdma dev set sroce_m netns init || fail "rdma dev set sroce_m netns init"
+	expect_sees init sroce_m
+	expect_sees exC ""
+	rdma dev set sroce_m netns exC || fail "rdma dev set sroce_m netns exC, again"
+	ip netns delete exC
+	wait_until 60 '[ "$(sees init)" = "netlink: sroce_m; sysfs: sroce_m" ]' ||
+		fail "sroce_m not back in the initial namespace: $(sees init)"
+	ns_pp "$KTAP_CASE.init" ibv_rc_pingpong 24170 init sroce_m "$M4" init sroce_m "$M4" 127.0.0.1 \
+		-c -s 4097 -n 100 || fail "ibv_rc_pingpong on sroce_m back home"
+}
+
+# A container goes: exA's processes are killed and exA is dismantled,
+# which destroys the veth pair, so exB's device goes too, with a pingpong
+# still running on it.  Every process ends, both devices and exA's
+# and exB's endpoints are gone.
+t_excl_namespace_dies() {
+	local srv=$RT_OUT/excl_die.server cli=$RT_OUT/excl_die.client spid cpid ga gb t0
+	ga=$(ns_tb exA tb_gid_index sroce_ea "$EA4") || fail "no GID for $EA4"
+	gb=$(ns_tb exB tb_gid_index sroce_eb "$EB4") || fail "no GID for $EB4"
+	ip netns exec exA ibv_rc_pingpong -d sroce_ea -g "$ga" -p 24180 -e -c -n 1000000 >"$srv" 2>&1 &
+	spid=$!
+	wait_for 60 ns_listening exA 24180 || { kill "$spid" 2>/dev/null || :; fail "no pingpong server in exA"; }
+	ip netns exec exB ibv_rc_pingpong -d sroce_eb -g "$gb" -p 24180 -e -c -n 1000000 "$EA4" \
+		>"$cli" 2>&1 &
+	cpid=$!
+	wait_until 30 '[ "$(rt_port_counter sroce_ea rdma_recvs exA)" -ge 100 ]' ||
+		{ kill "$spid" "$cpid" 2>/dev/null || :; rt_show "$cli" "client"; fail "no traffic between exA and exB"; }
+	ip netns delete exA
+	ip netns delete exB
+	kill -KILL "$spid"
+	t0=$SECONDS
+	wait_until 60 '[ "$(objects devices)" = 1 ]' ||
+		fail "devices left: $(objects devices), expected sroce_m's 1"
+	echo "sroce_ea and sroce_eb gone $((SECONDS - t0)) s after exA's process"
+	wait_for 30 gone "$cpid" || { cat "/proc/$cpid/stack"; fail "exB's pingpong stuck"; }
+	wait "$cpid" && fail "exB's pingpong succeeded with its device gone"
+	rt_show "$cli" "exB's pingpong"
+	wait_until 60 '[ "$(objects udp_sockets)" = 2 ]' ||
+		fail "UDP sockets: $(objects udp_sockets), expected the initial namespace's 2"
+}
+
+# back to shared mode once the namespaces are gone
+t_excl_shared_again() {
+	rdma link delete sroce_m || fail "rdma link delete sroce_m"
+	ip link del em
+	ip netns delete init
+	wait_until 60 'rdma system set netns shared 2>/dev/null' ||
+		fail "rdma system set netns shared: $(rdma system set netns shared 2>&1)"
+	expect_match "$(rdma system show)" "netns shared" "ib_core's netns mode"
+}
+
 # Arguments name a subset of the cases (t_ns_setup is always run).
 CASES=(
 	t_ns_setup
@@ -154,6 +316,13 @@ CASES=(
 	t_ns_same_host
 	t_ns_netdev_moves_out
 	t_ns_delete
+	t_excl_setup
+	t_excl_isolated
+	t_excl_rc_pingpong
+	t_excl_rping
+	t_excl_move
+	t_excl_namespace_dies
+	t_excl_shared_again
 )
 if [ $# -gt 0 ]; then
 	ktap_main t_ns_setup "$@" t_teardown_clean

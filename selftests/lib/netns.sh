@@ -4,7 +4,8 @@
 # sroce devices in network namespaces of one guest, for the suites that
 # build their own (netns.sh, chaos.sh): a namespace's addresses, its TCP
 # listeners, its device's GIDs, a verified pingpong between two of them,
-# and the live object counts sroce's debugfs keeps.  Source after ktap.sh,
+# the live object counts sroce's debugfs keeps and whether a process is
+# gone.  Source after ktap.sh,
 # scripts/guest/lib.sh and rdma_tools.sh.
 
 NS_SYS=/sys/class/infiniband
@@ -12,6 +13,13 @@ NS_OBJS=/sys/kernel/debug/sroce/objects
 
 objects() {		# KIND: a live count from debugfs
 	awk -v k="$1" '$1 == k { print $2 }' "$NS_OBJS"
+}
+
+# gone PID: exited (a zombie until this shell reaps it) or never there
+gone() {
+	local st
+	st=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+	[ -z "$st" ] || [ "$st" = Z ]
 }
 
 dev_gone() { [ ! -e "$NS_SYS/$1" ] && ! rdma link show "$1/1" >/dev/null 2>&1; }
@@ -24,17 +32,34 @@ ns_listening() {
 		awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }'
 }
 
-ns_gids_ready() {	# DEV ADDR...
-	local d=$1 a
+# ns_tb NS FUNCTION ARGS...: a function of scripts/guest/lib.sh run in NS,
+# which reads NS's sysfs: in ib_core's exclusive mode a namespace's RDMA
+# devices are in its own sysfs only
+ns_tb() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" bash -c '. "$0" && "$@"' "$SROCE_SRC/scripts/guest/lib.sh" "$@"
+}
+
+# ns_gids_ready DEV ADDR... (as the initial namespace sees DEV), or
+# ns_gids_ready -n NS DEV ADDR... (as NS sees it)
+ns_gids_ready() {
+	local run=() d a
+	if [ "$1" = -n ]; then
+		run=(ns_tb "$2")
+		shift 2
+	fi
+	d=$1
 	shift
 	for a in "$@"; do
-		tb_gid_index "$d" "$a" >/dev/null 2>&1 || return 1
+		"${run[@]}" tb_gid_index "$d" "$a" >/dev/null 2>&1 || return 1
 	done
 }
 
 # ns_pp NAME TOOL PORT SNS SDEV SADDR CNS CDEV CADDR CONNECT ARGS...: TOOL
 # (a pingpong) as the server in SNS on SDEV over SADDR's GID and as the
-# client in CNS on CDEV over CADDR's GID, their TCP exchange to CONNECT.
+# client in CNS on CDEV over CADDR's GID (each GID as its namespace sees
+# it), their TCP exchange to CONNECT.
 # Both must exit 0 and print what rdma_tools.sh's _rt_pp_check expects.
 ns_pp() {
 	local name=$1 tool=$2 port=$3 sns=$4 sdev=$5 saddr=$6 cns=$7 cdev=$8
@@ -43,8 +68,10 @@ ns_pp() {
 	shift 10
 	local args=("$@")
 	read -r size iters < <(rt_pp_size_iters "$@")
-	sgid=$(tb_gid_index "$sdev" "$saddr") || { tb_gids "$sdev"; fail "no GID for $saddr on $sdev"; }
-	cgid=$(tb_gid_index "$cdev" "$caddr") || { tb_gids "$cdev"; fail "no GID for $caddr on $cdev"; }
+	sgid=$(ns_tb "$sns" tb_gid_index "$sdev" "$saddr") ||
+		{ ns_tb "$sns" tb_gids "$sdev"; fail "no GID for $saddr on $sdev"; }
+	cgid=$(ns_tb "$cns" tb_gid_index "$cdev" "$caddr") ||
+		{ ns_tb "$cns" tb_gids "$cdev"; fail "no GID for $caddr on $cdev"; }
 	echo "server in $sns: $tool -d $sdev -g $sgid -p $port ${args[*]}"
 	ip netns exec "$sns" timeout "$lim" "$tool" -d "$sdev" -g "$sgid" -p "$port" "${args[@]}" \
 		>"$srv" 2>&1 &

@@ -142,12 +142,15 @@ rt_pp_pair() {		# TOOL PORT FAMILY ARGS...
 rt_is_server() { [ "$RT_MODE" = local ] || [ "$SROCE_ROLE" = a ]; }
 rt_is_client() { [ "$RT_MODE" = local ] || [ "$SROCE_ROLE" = b ]; }
 
-# rt_port_counter DEV NAME: port 1's counter NAME through netlink (the
-# sysfs hw_counters files exist in the initial network namespace only:
-# ib_core gives a device's copies in other namespaces none); fails if the
-# port has no such counter
+# rt_port_counter DEV NAME [NS]: port 1's counter NAME through netlink (in
+# ib_core's shared mode the sysfs hw_counters files are only where the
+# device is, the initial network namespace: its copies in the others have
+# none), as network namespace NS sees DEV if given; fails if the port has
+# no such counter
 rt_port_counter() {
-	rdma statistic show link "$1/1" |
+	local in=()
+	[ -z "${3:-}" ] || in=(ip netns exec "$3")
+	"${in[@]}" rdma statistic show link "$1/1" |
 		awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n) { print $(i + 1); f = 1 } } END { exit !f }'
 }
 
