@@ -7,7 +7,8 @@
 # atomics (ib_atomic_bw) running while the case breaks something: the link
 # flaps, the MTU changes, the tools are killed with SIGKILL (QPs destroyed
 # with READs and atomics outstanding), a device is deleted with users, the
-# veth pair is deleted, the module is unloaded with users.  Each case then
+# veth pair is deleted, the module is unloaded with users, the namespaces
+# are deleted (the tools then run outside them).  Each case then
 # asserts what the kernel owes: every tool ends (by itself or by SIGKILL)
 # within a bound, none stuck in the kernel; with both devices back, sroce's
 # debugfs object counts are what the two devices alone hold; a device
@@ -72,12 +73,13 @@ bg() {
 	echo "$! $ns $*" >>"$TOOLS"
 }
 
-# traffic SLOT: RC and UD pingpongs with their data check, RDMA READs and
-# atomics between the devices, servers in xA, clients in xB, at ports from
+# traffic SLOT [SNS CNS CONNECT]: RC and UD pingpongs with their data
+# check, RDMA READs and atomics between the devices, servers in SNS (xA),
+# clients in CNS (xB) connecting to CONNECT (xA's address), at ports from
 # SLOT's block, until the devices counted some of it.  The servers start
 # together, then the clients (each start costs seconds under TCG).
 traffic() {
-	local p ga gb r0 k t0=$SECONDS
+	local p ga gb r0 k t0=$SECONDS sns=${2:-xA} cns=${3:-xB} connect=${4:-$A4}
 	local -a name srv cli
 	p=$(port_of "$1")
 	: >"$TOOLS"
@@ -97,17 +99,17 @@ traffic() {
 	r0=$(rcvd "$DEVA")
 	for k in 0 1 2 3; do
 		# shellcheck disable=SC2086 # the commands are word lists
-		bg xA "$RT_OUT/${name[k]}.server" ${srv[k]} -p $((p + k))
+		bg "$sns" "$RT_OUT/${name[k]}.server" ${srv[k]} -p $((p + k))
 	done
 	for k in 0 1 2 3; do
-		wait_for 30 ns_listening xA $((p + k)) || {
+		wait_for 30 ns_listening "$sns" $((p + k)) || {
 			rt_show "$RT_OUT/${name[k]}.server" "${name[k]} server"
 			fail "${name[k]}: no server on port $((p + k))"
 		}
 	done
 	for k in 0 1 2 3; do
 		# shellcheck disable=SC2086
-		bg xB "$RT_OUT/${name[k]}.client" ${cli[k]} -p $((p + k)) "$A4"
+		bg "$cns" "$RT_OUT/${name[k]}.client" ${cli[k]} -p $((p + k)) "$connect"
 	done
 	wait_until 30 "[ \$((\$(rcvd $DEVA) - $r0)) -ge 200 ]" ||
 		fail "no traffic: $DEVA rcvd_pkts $r0 -> $(rcvd "$DEVA")"
@@ -251,12 +253,20 @@ t_chaos_rmmod() {
 	recovers 18
 }
 
-# the namespaces go with their devices in them
+# the namespaces go with their devices in them, under traffic: the tools
+# run in the initial namespace ("init", a name for it), which ib_core's
+# shared mode lets use both devices (a namespace a process is in would not
+# go), and lose their devices with the namespaces
 t_chaos_namespaces_deleted() {
+	ip netns attach init 1 || fail "ip netns attach init 1"
+	traffic 19 init init 127.0.0.1
 	ip netns delete xB || fail "ip netns delete xB"
 	ip netns delete xA || fail "ip netns delete xA"
 	wait_for 60 dev_gone "$DEVA" || fail "$DEVA still there"
 	wait_for 60 dev_gone "$DEVB" || fail "$DEVB still there"
+	tools_end
+	ip netns delete init
+	expect_eq "$(objects devices)" 0 "live devices"
 	wait_until 60 '[ "$(objects udp_sockets)" = 0 ]' ||
 		fail "UDP sockets left: $(objects udp_sockets)"
 }
