@@ -437,6 +437,8 @@ t_injection_under_traffic() {
 		echo 1 >"$TRACE/events/sroce/sroce_rx_drop/enable"
 		echo 1 >"$TRACE/tracing_on"
 		inject_counts >"$INJECT_OUT/before"
+		# the IP and UDP layers' own drops, before sroce sees a datagram
+		NSTAT_HISTORY=$INJECT_OUT/nstat nstat -n
 	fi
 	gid=$(tb_gid_index "$DEV" "$SROCE_IP4") || fail "no RoCE v2 GID for $SROCE_IP4"
 	if [ "$SROCE_ROLE" = b ]; then
@@ -492,6 +494,9 @@ t_injection_under_traffic() {
 			kill -0 "${pids[$i]}" 2>/dev/null ||
 				fail "${INJECT_PP[$i]% *} ended before the injection did: raise SROCE_INJECT_ITERS"
 		done
+		echo "egress qdisc after the injection:"
+		tc -s qdisc show dev "$SROCE_NETDEV"
+		ip -s -s link show dev "$SROCE_NETDEV"
 		cp "$INJECT_OUT/expect" "$SROCE_SHARED/inject.expect"
 		echo "$(date +%T) injected" >>"$INJECT_OUT/progress"
 	fi
@@ -539,6 +544,10 @@ t_injection_under_traffic() {
 		# stale drops by QP
 		sleep $((2 * SLOW))
 		inject_counts >"$INJECT_OUT/after"
+		ip -s -s link show dev "$SROCE_NETDEV"
+		cat /proc/net/softnet_stat
+		echo "IP and UDP counters that moved (nstat):"
+		NSTAT_HISTORY=$INJECT_OUT/nstat nstat | grep -E '^(Ip|Udp|Ip6|Udp6)' || :
 		echo 0 >"$TRACE/tracing_on"
 		grep -v '^#' "$TRACE/trace" >"$INJECT_OUT/trace" || :
 		d=$(awk '/overrun:/ { n += $2 } END { print n + 0 }' "$TRACE"/per_cpu/cpu*/stats)
@@ -584,8 +593,11 @@ CASES=(
 	"gtest@a:$TESTS/verbs_device_tests"
 )
 # t_injection_under_traffic runs by name only: on 6.12 a datagram or a few
-# of 20 000 never reach sroce (not yet explained), and at this host's speed
-# 100 000 datagrams do not fit make check's time.
+# of 20 000 are sometimes counted under no reason, not even 120 s later (one
+# "malformed" in one of three runs on 2026-11-27, with no error in the IP and
+# UDP layers' counters; the case prints those, the NICs', the sender's qdisc
+# and softnet_stat to find where), and at this host's speed 100 000
+# datagrams do not fit make check's time.
 # A case list on the command line runs just those cases, verbs_device_tests
 # standing for the GoogleTest cases (GTEST_FILTER, e.g. with scripts/testbed
 # -e GTEST_FILTER='*Malformed*', selects among them).
