@@ -55,10 +55,8 @@ links_up() {
 	fi
 	addr_back xA xa "$A6"
 	addr_back xB xb "$B6"
-	[ -e "$NS_SYS/$DEVA" ] || ip netns exec xA rdma link add "$DEVA" type sroce netdev xa ||
-		fail "rdma link add $DEVA"
-	[ -e "$NS_SYS/$DEVB" ] || ip netns exec xB rdma link add "$DEVB" type sroce netdev xb ||
-		fail "rdma link add $DEVB"
+	[ -e "$NS_SYS/$DEVA" ] || ns_link xA "$DEVA" xa
+	[ -e "$NS_SYS/$DEVB" ] || ns_link xB "$DEVB" xb
 	tb_wait_port_active "$DEVA" 30 || fail "$DEVA not ACTIVE"
 	tb_wait_port_active "$DEVB" 30 || fail "$DEVB not ACTIVE"
 	wait_for 30 ns_gids_ready "$DEVA" "$A4" "$A6" || { tb_gids "$DEVA"; fail "$DEVA's GIDs"; }
@@ -166,10 +164,7 @@ recovers() {
 
 t_chaos_setup() {
 	modprobe sroce || fail "modprobe sroce"
-	ip netns add xA || fail "ip netns add xA"
-	ip netns add xB || fail "ip netns add xB"
-	ip -n xA link set lo up
-	ip -n xB link set lo up
+	ns_new xA xB
 	links_up
 	objects_line >"$BASE"
 	echo "objects with both devices and no tool: $(cat "$BASE")"

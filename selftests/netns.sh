@@ -64,19 +64,16 @@ t_ns_setup() {
 	local ns d
 	modprobe sroce || fail "modprobe sroce"
 	expect_match "$(rdma system show)" "netns shared" "ib_core's netns mode"
-	for ns in "${NS_ALL[@]}"; do
-		ip netns add "$ns" || fail "ip netns add $ns"
-		ip -n "$ns" link set lo up
-	done
+	ns_new "${NS_ALL[@]}"
 	ip link add vA netns srA type veth peer name vB netns srB || fail "veth pair srA-srB"
 	ip link add vC netns srC type veth peer name vCp || fail "veth pair srC-init"
 	ip link set vCp up
 	ns_addr srA vA "$A4" "$A6"
 	ns_addr srB vB "$B4" "$B6"
 	ns_addr srC vC "$A4" "$A6"
-	ip netns exec srA rdma link add sroce_a type sroce netdev vA || fail "rdma link add in srA"
-	ip netns exec srB rdma link add sroce_b type sroce netdev vB || fail "rdma link add in srB"
-	ip netns exec srC rdma link add sroce_c type sroce netdev vC || fail "rdma link add in srC"
+	ns_link srA sroce_a vA
+	ns_link srB sroce_b vB
+	ns_link srC sroce_c vC
 	# a netdev of another namespace is not there for the initial one
 	must_fail rdma link add sroce_x type sroce netdev vA
 	rdma link show
@@ -185,25 +182,21 @@ excl_ready() {		# NS DEV ADDR...: ACTIVE with GIDs, as NS sees it
 }
 
 t_excl_setup() {
-	local ns
 	# (the namespaces of the cases before may still be being dismantled)
 	wait_until 60 'rdma system set netns exclusive 2>/dev/null' ||
 		fail "rdma system set netns exclusive: $(rdma system set netns exclusive 2>&1)"
 	expect_match "$(rdma system show)" "netns exclusive" "ib_core's netns mode"
 	ip netns attach init 1 || fail "ip netns attach init 1"
-	for ns in exA exB exC; do
-		ip netns add "$ns" || fail "ip netns add $ns"
-		ip -n "$ns" link set lo up
-	done
+	ns_new exA exB exC
 	ip link add eA netns exA type veth peer name eB netns exB || fail "veth pair exA-exB"
 	ip link add em type veth peer name emp || fail "veth pair em-emp"
 	ip link set emp up
 	ns_addr exA eA "$EA4" "$EA6"
 	ns_addr exB eB "$EB4" "$EB6"
 	ns_addr init em "$M4" "$M6"
-	ip netns exec exA rdma link add sroce_ea type sroce netdev eA || fail "rdma link add in exA"
-	ip netns exec exB rdma link add sroce_eb type sroce netdev eB || fail "rdma link add in exB"
-	rdma link add sroce_m type sroce netdev em || fail "rdma link add sroce_m"
+	ns_link exA sroce_ea eA
+	ns_link exB sroce_eb eB
+	ns_link init sroce_m em
 	excl_ready exA sroce_ea "$EA4" "$EA6"
 	excl_ready exB sroce_eb "$EB4" "$EB6"
 	excl_ready init sroce_m "$M4" "$M6"

@@ -95,6 +95,18 @@ ns_pp() {
 	grep -hE '^[0-9]+ (bytes|iters) in ' "$srv" "$cli"
 }
 
+ns_new() {		# NS...: new namespaces, their loopback up
+	local ns
+	for ns in "$@"; do
+		ip netns add "$ns" || fail "ip netns add $ns"
+		ip -n "$ns" link set lo up
+	done
+}
+
+ns_link() {		# NS DEV NETDEV: rdma link add DEV inside NS
+	ip netns exec "$1" rdma link add "$2" type sroce netdev "$3" || fail "rdma link add $2 in $1"
+}
+
 ns_addr() {		# NS NETDEV IPV4 IPV6
 	ip -n "$1" addr add "$3/24" dev "$2"
 	ip -n "$1" -6 addr add "$4/64" dev "$2" nodad
