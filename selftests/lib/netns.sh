@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # sroce devices in network namespaces of one guest, for the suites that
-# build their own (netns.sh, chaos.sh): a namespace's addresses, its TCP
-# listeners, its device's GIDs, a verified pingpong between two of them,
-# the live object counts sroce's debugfs keeps and whether a process is
-# gone.  Source after ktap.sh,
+# build their own (netns.sh, chaos.sh): new namespaces, a device inside
+# one, a namespace's addresses, its TCP listeners, its device's GIDs, a
+# verified pingpong between two of them, the live object counts sroce's
+# debugfs keeps and whether a process is gone.  Source after ktap.sh,
 # scripts/guest/lib.sh and rdma_tools.sh.
 
 NS_SYS=/sys/class/infiniband
