@@ -228,21 +228,9 @@ int churn(const char *src, const char *peer, long iterations, long seconds)
 // The fields of debugfs qps's line for QP qpn; empty if it has none.
 std::map<std::string, long> qp_fields(uint32_t qpn)
 {
-	std::ifstream f("/sys/kernel/debug/sroce/qps");
-	std::string line;
-
-	while (std::getline(f, line)) {
-		std::istringstream in(line);
-		std::map<std::string, long> m;
-		std::string dev, k;
-		long v;
-
-		in >> dev;
-		while (in >> k >> v)
-			m[k] = v;
-		if (m.count("qpn") && m["qpn"] == long(qpn))
-			return m;
-	}
+	for (DebugfsQp &q : debugfs_qps())
+		if (q.fields.count("qpn") && q.fields["qpn"] == long(qpn))
+			return std::move(q.fields);
 	return {};
 }
 

@@ -11,6 +11,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "rdma/sroce-abi.h"
 #include "verbs_raii.h"
@@ -142,6 +144,34 @@ inline std::map<std::string, long> debugfs_counts()
 		ADD_FAILURE() << "cannot read " << kObjects
 			      << " on sroce (not root? no debugfs?)";
 	return counts;
+}
+
+// One QP of /sys/kernel/debug/sroce/qps, which has a line for every QP of
+// every device: "DEV qpn N state S FIELD VALUE ...".
+struct DebugfsQp {
+	std::string dev;
+	std::map<std::string, long> fields;	// qpn, state and the rest
+};
+
+// Every QP of /sys/kernel/debug/sroce/qps; empty if it cannot be read.
+inline std::vector<DebugfsQp> debugfs_qps()
+{
+	std::ifstream f("/sys/kernel/debug/sroce/qps");
+	std::vector<DebugfsQp> qps;
+	std::string line;
+
+	while (std::getline(f, line)) {
+		std::istringstream in(line);
+		DebugfsQp q;
+		std::string k;
+		long v;
+
+		in >> q.dev;
+		while (in >> k >> v)
+			q.fields[k] = v;
+		qps.push_back(std::move(q));
+	}
+	return qps;
 }
 
 // One count of /sys/kernel/debug/sroce/rx_drops ("bad_qkey", ...), or -1
