@@ -14,6 +14,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "test_env.h"
@@ -487,6 +489,95 @@ TEST_F(QueuePair, CreateDestroyCyclesLeaveNothingBehind)
 	EXPECT_EQ(debugfs_count("qps"), qps);
 	EXPECT_EQ(debugfs_count("rings"), rings);
 	EXPECT_EQ(debugfs_counts(), before);
+}
+
+// The QPs of the device under test in debugfs: its GSI QP (number 1, made
+// by ib_core's MAD layer) and the others.
+struct DeviceQps {
+	long gsi = 0, others = 0;
+};
+
+DeviceQps device_qps()
+{
+	DeviceQps n;
+
+	for (const DebugfsQp &q : debugfs_qps()) {
+		if (q.dev != test_device_name())
+			continue;
+		if (q.fields.count("qpn") && q.fields.at("qpn") == 1)
+			n.gsi++;
+		else
+			n.others++;
+	}
+	return n;
+}
+
+// max_qp is a real limit: exactly that many QPs of the device fit besides
+// its GSI QP, counting its QPs already alive; the next create fails with
+// ENOMEM, freeing one makes room again, and every object count goes back.
+// sroce gives ordinary QPs the numbers 2 to max_qp + 1 and the GSI QP
+// number 1 (kernel/obj/qp.c), so the GSI QP does not count.  Two threads
+// create QPs of the smallest size, sharing one CQ, until a create fails,
+// so creates race at the limit as well: two one-page rings and two
+// mappings each, 128 MiB and 32768 mappings at 16384 QPs.  About 45 s in
+// a TCG guest, most of it in creating and destroying (Documentation/testing.md).
+TEST_F(QueuePair, EnforcesMaxQp)
+{
+	struct Filler {
+		std::vector<Qp> qps;
+		int err = 0;	// of the create that failed
+	};
+	const auto fill = [this](Filler &f) {
+		while (f.qps.size() <= size_t(dev_.max_qp)) {
+			Qp qp = create(1, 1, 0);
+			if (!qp) {
+				f.err = errno;
+				return;
+			}
+			f.qps.push_back(std::move(qp));
+		}
+	};
+	Filler f[2];
+
+	if (!testing_sroce())
+		GTEST_SKIP() << not_sroce("debugfs object counts");
+	const std::map<std::string, long> before = debugfs_counts();
+	const DeviceQps own = device_qps();
+	ASSERT_TRUE(before.count("qps") && before.count("rings"));
+	EXPECT_EQ(own.gsi, 1) << "the GSI QP of " << test_device_name();
+	std::thread other(fill, std::ref(f[1]));
+	fill(f[0]);
+	other.join();
+
+	const long made = long(f[0].qps.size() + f[1].qps.size());
+	EXPECT_EQ(own.others + made, dev_.max_qp)
+		<< own.others << " QPs of the device before, " << made
+		<< " made (" << f[0].qps.size() << " and " << f[1].qps.size()
+		<< ")";
+	EXPECT_EQ(f[0].err, ENOMEM) << std::strerror(f[0].err);
+	EXPECT_EQ(f[1].err, ENOMEM) << std::strerror(f[1].err);
+	EXPECT_EQ(debugfs_count("qps"), before.at("qps") + made);
+	EXPECT_EQ(debugfs_count("rings"), before.at("rings") + 2 * made);
+	errno = 0;
+	Qp extra = create(1, 1, 0);
+	EXPECT_FALSE(extra) << "QP number " << extra->qp_num << " beyond max_qp";
+	EXPECT_EQ(errno, ENOMEM) << std::strerror(errno);
+
+	// The one number free again is handed out again.
+	std::vector<Qp> &some = f[0].qps.empty() ? f[1].qps : f[0].qps;
+	ASSERT_FALSE(some.empty());
+	const uint32_t freed = some.back()->qp_num;
+	some.pop_back();
+	Qp again = create(1, 1, 0);
+	ASSERT_TRUE(again) << std::strerror(errno);
+	EXPECT_EQ(again->qp_num, freed);
+	again.reset();
+	for (Filler &x : f)
+		x.qps.clear();
+	EXPECT_EQ(debugfs_counts(), before);
+	const DeviceQps after = device_qps();
+	EXPECT_EQ(after.others, own.others);
+	EXPECT_EQ(after.gsi, 1);
 }
 
 TEST_F(QueuePair, CqsInUseCannotBeDestroyed)
