@@ -8,9 +8,12 @@
 # through the loopback device) are dropped and counted by reason, not lost
 # silently.  QPs destroyed and created again while the peer floods their
 # numbers and unprivileged and root users dump them with `rdma res`, and
-# which of the dump's details an unprivileged user sees.  100000 malformed
-# and adversarial datagrams (sroce_inject) at guest a's device while live
-# RC, UC and UD pingpongs run between the guests: each counted under
+# which of the dump's details an unprivileged user sees.  1000 RC QPs in
+# each guest, connected pairwise between them, all moving verified data
+# (an RDMA WRITE and a SEND each way) at once, every object count back
+# afterwards.  100000 malformed and adversarial datagrams (sroce_inject) at
+# guest a's device while live RC, UC and UD pingpongs run between the
+# guests: each counted under
 # exactly the reason predicted, the pingpongs undisturbed.  Then the
 # verbs-level GoogleTest cases (userspace/tests/device) run against guest
 # a's device: they use one device over its own GID, so guest b, whose
@@ -307,6 +310,36 @@ t_traffic_after_churn() {
 	rt_pp_pair ibv_rc_pingpong 18950 ipv4 -c -n 200
 }
 
+SCALE=$TESTS/sroce_rc_scale
+SCALE_QPS=${SROCE_SCALE_QPS:-1000}
+SCALE_PORT=18970
+OBJECTS=/sys/kernel/debug/sroce/objects
+
+# SCALE_QPS (1000) RC QPs in each guest, QP i of guest a connected to QP i
+# of guest b (sroce_rc_scale, userspace/tests/device/rc_scale_tool.cc:
+# the server in a, the client in b), each moving an RDMA WRITE and a SEND
+# of 2 KiB each way, all posted before any is polled; each side checks
+# every completion and every byte it got.  Each guest asserts its side's
+# success and that every object count of debugfs is back where it was
+# once the tool has exited.
+t_thousand_rc_qps() {
+	local side=client before rc
+	[ -x "$SCALE" ] || fail "no $SCALE (make userspace)"
+	rt_sides_pair ipv4 || fail "no RoCE v2 GID for $SROCE_IP4"
+	before=$(cat "$OBJECTS")
+	RT_LIMIT=240 rt_run "$KTAP_CASE" "$SCALE_PORT" _rt_ready_tcp \
+		-- "$SCALE" server "$SCALE_PORT" --qps "$SCALE_QPS" \
+		-- "$SCALE" client "$SROCE_PEER_IP4" "$SCALE_PORT" --qps "$SCALE_QPS" || true
+	rt_is_server && side=server
+	rc=${RT_SRV_RC:-}${RT_CLI_RC:-}
+	rt_show "$RT_OUT/$KTAP_CASE.$side" "sroce_rc_scale $side"
+	[ "$rc" = 0 ] || fail "$(_rt_status "sroce_rc_scale $side" "$rc")"
+	grep -q "^sroce_rc_scale $side: ok qps=$SCALE_QPS " "$RT_OUT/$KTAP_CASE.$side" ||
+		fail "no ok line from sroce_rc_scale $side"
+	wait_until 10 '[ "$(cat "$OBJECTS")" = "$before" ]' ||
+		fail "object counts not back: before: $(echo $before), after: $(echo $(cat "$OBJECTS"))"
+}
+
 # has_field NAME: does the rdma output on stdin have the driver attribute
 # NAME (printed drv_NAME)?
 has_field() {
@@ -589,6 +622,7 @@ CASES=(
 	t_rdma_statistic_matches_hw_counters
 	t_qp_churn_under_flood
 	t_traffic_after_churn
+	t_thousand_rc_qps
 	t_res_details_need_cap_net_admin
 	"gtest@a:$TESTS/verbs_device_tests"
 )
