@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -107,6 +108,24 @@ struct Wire {
 		return w;
 	}
 };
+
+// Opens the device under test ($SROCE_RDMA_DEV) into ctx; returns the
+// index of its RoCE v2 GID of $SROCE_IP4, with that GID in gid.
+inline int open_device_at_ip4(Context &ctx, ibv_gid &gid)
+{
+	const char *ip = std::getenv("SROCE_IP4");
+
+	ctx = open_device(test_device_name());
+	if (!ctx)
+		die("cannot open the device \"" + test_device_name() +
+		    "\" ($SROCE_RDMA_DEV)");
+	if (!ip)
+		die("$SROCE_IP4 is not set");
+	const int sgid = ipv4_gid(ctx.get(), gid, ip);
+	if (sgid < 0)
+		die(std::string("no RoCE v2 GID for ") + ip);
+	return sgid;
+}
 
 // The one client's connection to a server listening on TCP port (IPv4),
 // within 120 s (scaled by SROCE_TEST_SLOW).

@@ -80,17 +80,7 @@ struct Side {
 
 	explicit Side(bool client)
 	{
-		const char *ip = std::getenv("SROCE_IP4");
-
-		ctx = open_device(test_device_name());
-		if (!ctx)
-			die("cannot open the device \"" + test_device_name() +
-			    "\" ($SROCE_RDMA_DEV)");
-		if (!ip)
-			die("$SROCE_IP4 is not set");
-		sgid = ipv4_gid(ctx.get(), own.gid, ip);
-		if (sgid < 0)
-			die(std::string("no RoCE v2 GID for ") + ip);
+		sgid = open_device_at_ip4(ctx, own.gid);
 		ibv_device_attr_ex ex{};
 		if (ibv_query_device_ex(ctx.get(), nullptr, &ex))
 			die("ibv_query_device_ex: " + err_str(errno));

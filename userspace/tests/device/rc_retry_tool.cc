@@ -72,17 +72,7 @@ struct Side {
 
 	Side()
 	{
-		const char *ip = std::getenv("SROCE_IP4");
-
-		ctx = open_device(test_device_name());
-		if (!ctx)
-			die("cannot open the device \"" + test_device_name() +
-			    "\" ($SROCE_RDMA_DEV)");
-		if (!ip)
-			die("$SROCE_IP4 is not set");
-		sgid = ipv4_gid(ctx.get(), own.gid, ip);
-		if (sgid < 0)
-			die(std::string("no RoCE v2 GID for ") + ip);
+		sgid = open_device_at_ip4(ctx, own.gid);
 		pd.reset(ibv_alloc_pd(ctx.get()));
 		cq.reset(ibv_create_cq(ctx.get(), 2 * kMaxCount, nullptr,
 				       nullptr, 0));

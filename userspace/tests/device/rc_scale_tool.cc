@@ -40,6 +40,12 @@
 #include "test_env.h"
 #include "verbs_util.h"
 
+[[noreturn]] void sroce::test::peer::die(const std::string &what)
+{
+	std::cerr << "sroce_rc_scale: " << what << "\n";
+	std::exit(1);
+}
+
 namespace {
 
 using namespace sroce::test;
@@ -99,17 +105,7 @@ struct Side {
 
 	Side(int r, size_t nqps) : role(r), n(nqps), buf(kSlices * nqps * kMsg)
 	{
-		const char *ip = std::getenv("SROCE_IP4");
-
-		ctx = open_device(test_device_name());
-		if (!ctx)
-			die("cannot open the device \"" + test_device_name() +
-			    "\" ($SROCE_RDMA_DEV)");
-		if (!ip)
-			die("$SROCE_IP4 is not set");
-		sgid = ipv4_gid(ctx.get(), gid, ip);
-		if (sgid < 0)
-			die(std::string("no RoCE v2 GID for ") + ip);
+		sgid = open_device_at_ip4(ctx, gid);
 		pd.reset(ibv_alloc_pd(ctx.get()));
 		scq.reset(ibv_create_cq(ctx.get(), int(2 * n), nullptr,
 					nullptr, 0));
@@ -208,28 +204,6 @@ struct Side {
 			    err_str(r));
 	}
 };
-
-// Polls cq until want completions or the deadline, none of them checked.
-std::vector<ibv_wc> poll_all(ibv_cq *cq, size_t want,
-			     Clock::time_point deadline)
-{
-	std::vector<ibv_wc> got;
-	ibv_wc wc[64];
-
-	got.reserve(want);
-	while (got.size() < want) {
-		const int k = ibv_poll_cq(cq, 64, wc);
-		if (k < 0)
-			die("ibv_poll_cq: " + err_str(k));
-		got.insert(got.end(), wc, wc + k);
-		if (k == 0) {
-			if (Clock::now() > deadline)
-				break;
-			std::this_thread::sleep_for(kNap);
-		}
-	}
-	return got;
-}
 
 // The problems of a side's run, the first few of each kind in full.
 struct Problems {
@@ -350,10 +324,12 @@ int run(int role, const Fd &conn, size_t n)
 	t0 = Clock::now();
 	for (size_t i = 0; i < n; i++)
 		s.post_send(i, peer[i]);
+	// within 90 s for both CQs (poll_n() checks none of them)
 	const auto deadline = t0 + slow(seconds{90});
-	const std::vector<ibv_wc> sends = poll_all(s.scq.get(), 2 * n,
-						   deadline);
-	const std::vector<ibv_wc> recvs = poll_all(s.rcq.get(), n, deadline);
+	const std::vector<ibv_wc> sends = poll_n(s.scq.get(), 2 * n,
+						 deadline - Clock::now());
+	const std::vector<ibv_wc> recvs = poll_n(s.rcq.get(), n,
+						 deadline - Clock::now());
 	const long traffic_ms = ms_since(t0);
 	Problems p;
 	check_completions(s, sends, recvs, p);
@@ -375,12 +351,6 @@ int run(int role, const Fd &conn, size_t n)
 }
 
 } // namespace
-
-[[noreturn]] void sroce::test::peer::die(const std::string &what)
-{
-	std::cerr << "sroce_rc_scale: " << what << "\n";
-	std::exit(1);
-}
 
 int main(int argc, char **argv)
 {
