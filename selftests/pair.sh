@@ -337,7 +337,7 @@ t_thousand_rc_qps() {
 	grep -q "^sroce_rc_scale $side: ok qps=$SCALE_QPS " "$RT_OUT/$KTAP_CASE.$side" ||
 		fail "no ok line from sroce_rc_scale $side"
 	wait_until 10 '[ "$(cat "$OBJECTS")" = "$before" ]' ||
-		fail "object counts not back: before: $(echo $before), after: $(echo $(cat "$OBJECTS"))"
+		fail "object counts not back: before: $(tr '\n' ' ' <<<"$before"), after: $(tr '\n' ' ' <"$OBJECTS")"
 }
 
 # has_field NAME: does the rdma output on stdin have the driver attribute
