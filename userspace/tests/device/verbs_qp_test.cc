@@ -519,8 +519,9 @@ DeviceQps device_qps()
 // number 1 (kernel/obj/qp.c), so the GSI QP does not count.  Two threads
 // create QPs of the smallest size, sharing one CQ, until a create fails,
 // so creates race at the limit as well: two one-page rings and two
-// mappings each, 128 MiB and 32768 mappings at 16384 QPs.  About 35 s in
-// a TCG guest (Documentation/testing.md).
+// mappings each, 128 MiB and 32768 mappings at 16384 QPs, and about
+// 300 MB of slab in a test-bed guest (slub_debug).  About 35 s in a TCG
+// guest (Documentation/testing.md).
 TEST_F(QueuePair, EnforcesMaxQp)
 {
 	struct Filler {
