@@ -13,8 +13,8 @@
 # (an RDMA WRITE and a SEND each way) at once, every object count back
 # afterwards.  100000 malformed and adversarial datagrams (sroce_inject) at
 # guest a's device while live RC, UC and UD pingpongs run between the
-# guests: each counted under
-# exactly the reason predicted, the pingpongs undisturbed.  Then the
+# guests: each counted under exactly the reason predicted, the pingpongs
+# undisturbed (by name only: see CASES).  Then the
 # verbs-level GoogleTest cases (userspace/tests/device) run against guest
 # a's device: they use one device over its own GID, so guest b, whose
 # device is the same driver on the same kernel, lists them and skips each
