@@ -31,6 +31,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>	/* sroce_create_cq_udata() on 6.12 */
 
+#include "core/rc.h"
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
@@ -151,7 +152,7 @@ static void sroce_cq_stamp(struct sroce_cqe *slot)
  * @cq: the completion queue
  * @cqe: the completion, in the uapi layout (libibverbs values)
  * @solicited: the completion is for a solicited event (raises an event on a
- *	CQ armed with ARM_SOLICITED as well)
+ *	CQ armed with ARM_SOLICITED as well); a completion in error always is
  *
  * Callable from softirq and process context; concurrent posters are
  * serialised by post_lock.  A CQE is never overwritten: if the ring is
@@ -165,12 +166,20 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 		  bool solicited)
 {
 	struct sroce_queue *q = &cq->queue;
-	u32 want = SROCE_CQ_ARM_NEXT | (solicited ? SROCE_CQ_ARM_SOLICITED : 0);
 	bool notify = false;
 	struct sroce_cqe *slot;
 	unsigned long irqflags;
 	atomic_t *flags;
-	u32 cons;
+	u32 want, cons;
+
+	/*
+	 * IBTA (and ibv_req_notify_cq(3)): a completion that is not successful
+	 * is solicited too.  A consumer armed for solicited events only must
+	 * hear of its flushed receives: RDS on 6.12 waits for them so.
+	 */
+	if (cqe->status != SROCE_WC_SUCCESS)
+		solicited = true;
+	want = SROCE_CQ_ARM_NEXT | (solicited ? SROCE_CQ_ARM_SOLICITED : 0);
 
 	spin_lock_irqsave(&cq->post_lock, irqflags);
 	if (cq->overflowed)

@@ -148,6 +148,47 @@ TEST_F(RcSilentPeer, ErrorStateFlushesEveryWorkRequestOnceInOrder)
 	EXPECT_TRUE(quiet(b_.rcq.get(), 0ms));
 }
 
+// A completion in error is solicited (IBTA; ibv_req_notify_cq(3)): CQs
+// armed for solicited events only wake for flushed work requests, on the
+// receive side (RDS on 6.12 waits so for its flushed receives before it
+// tears a connection down) and the send side.  Unarmed, they stay quiet.
+TEST_F(Rc, FlushedCompletionsAreSolicited)
+{
+	Channel sch(ibv_create_comp_channel(ctx_.get()));
+	Channel rch(ibv_create_comp_channel(ctx_.get()));
+	ASSERT_TRUE(sch && rch) << std::strerror(errno);
+	End a, b;
+	ASSERT_TRUE(make_end(a, pd_.get(), {}, sch.get(), rch.get()));
+	ASSERT_TRUE(make_end(b, pd_.get()));
+	Link l = with_mtu({});
+	l.timeout = 20;		// b stays in RESET: nothing completes by itself
+	ASSERT_TRUE(connect(a.qp.get(), b->qp_num, gid_, gid_index_, l));
+	ASSERT_EQ(post_recv(a.qp.get(), 7, nullptr, 0), 0);
+	ASSERT_EQ(post(a.qp.get(), {send_wr(8, nullptr, 0)}), 0);
+	ASSERT_EQ(ibv_req_notify_cq(a.rcq.get(), 1), 0);
+	ASSERT_EQ(ibv_req_notify_cq(a.scq.get(), 1), 0);
+	EXPECT_TRUE(no_cq_event(rch.get()));
+
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_ERR;
+	ASSERT_TRUE(modify(a.qp.get(), attr, IBV_QP_STATE, "->ERR"));
+	EXPECT_TRUE(cq_event(rch.get(), a.rcq.get())) << "flushed receive";
+	EXPECT_TRUE(cq_event(sch.get(), a.scq.get())) << "flushed send";
+	EXPECT_TRUE(completes(a.rcq.get(),
+			      {err(7, IBV_WC_WR_FLUSH_ERR, a.qp.get())},
+			      kFlushWait));
+	EXPECT_TRUE(completes(a.scq.get(),
+			      {err(8, IBV_WC_WR_FLUSH_ERR, a.qp.get())},
+			      kFlushWait));
+
+	// Not armed again: a receive posted in ERR is flushed without an event.
+	ASSERT_EQ(post_recv(a.qp.get(), 9, nullptr, 0), 0);
+	EXPECT_TRUE(completes(a.rcq.get(),
+			      {err(9, IBV_WC_WR_FLUSH_ERR, a.qp.get())},
+			      kFlushWait));
+	EXPECT_TRUE(no_cq_event(rch.get()));
+}
+
 TEST_F(RcSilentPeer, PostingInTheErrorStateFlushes)
 {
 	// A QP in the error state still takes WRs and completes each with
