@@ -212,52 +212,6 @@ bool send_to(int fd, const uint8_t *buf, size_t len, const sockaddr_in &to,
 	}
 }
 
-int server(int argc, char **argv)
-{
-	unsigned long count = 1, secs = 30;
-	int c;
-
-	while ((c = getopt(argc, argv, "+c:t:")) != -1) {
-		switch (c) {
-		case 'c':
-			count = number("-c", optarg, 1, 1ul << 30);
-			break;
-		case 't':
-			secs = number("-t", optarg, 1, 86400);
-			break;
-		default:
-			usage("unknown option");
-		}
-	}
-	if (argc - optind != 2)
-		usage("server takes LOCAL_IP4 PORT");
-	const sockaddr_in local =
-		address(argv[optind], number("PORT", argv[optind + 1], 1, 65535));
-	const Fd fd = rds_socket(local);
-	std::vector<uint8_t> buf(kMaxMsg + 1);
-	unsigned long long bytes = 0;
-
-	std::cout << "bound " << to_string(local) << " transport ib"
-		  << std::endl;
-	for (unsigned long i = 0; i < count; i++) {
-		sockaddr_in from{};
-		const ssize_t n = receive(fd.get(), buf, from,
-					  Clock::now() + std::chrono::seconds(secs));
-		if (n < 0)
-			die("no message in " + std::to_string(secs) + " s after " +
-			    std::to_string(i) + " of " + std::to_string(count));
-		if (!send_to(fd.get(), buf.data(), size_t(n), from,
-			     Clock::now() + std::chrono::seconds(secs)))
-			die("echo of " + std::to_string(n) + " bytes to " +
-			    to_string(from) + " not sent in " +
-			    std::to_string(secs) + " s");
-		bytes += size_t(n);
-	}
-	std::cout << "echoed " << count << " messages, " << bytes << " bytes"
-		  << std::endl;
-	return 0;
-}
-
 // The pattern of message seq: xorshift32 bytes from a seed of its own.
 void fill(std::vector<uint8_t> &buf, size_t len, uint32_t seq)
 {
@@ -286,40 +240,94 @@ std::vector<size_t> sizes_of(const std::string &list)
 	}
 }
 
-int client(int argc, char **argv)
-{
-	unsigned long rounds = 10, secs = 30;
+// What the command line says (the options of both modes, their defaults).
+struct Options {
+	unsigned long count = 1;	// server: messages to echo
+	unsigned long rounds = 10;	// client: rounds of SIZES
 	std::vector<size_t> sizes{1, 1000, 8000, 65536};
+	unsigned long secs = 30;	// each wait's limit
+	std::vector<std::string> args;	// the arguments after the options
+};
+
+// The options in optstring (getopt's), then exactly nargs arguments, else
+// a usage error saying what.
+Options parse(int argc, char **argv, const char *optstring, int nargs,
+	      const char *what)
+{
+	Options o;
 	int c;
 
-	while ((c = getopt(argc, argv, "+n:s:t:")) != -1) {
+	while ((c = getopt(argc, argv, optstring)) != -1) {
 		switch (c) {
+		case 'c':
+			o.count = number("-c", optarg, 1, 1ul << 30);
+			break;
 		case 'n':
-			rounds = number("-n", optarg, 1, 1ul << 20);
+			o.rounds = number("-n", optarg, 1, 1ul << 20);
 			break;
 		case 's':
-			sizes = sizes_of(optarg);
+			o.sizes = sizes_of(optarg);
 			break;
 		case 't':
-			secs = number("-t", optarg, 1, 86400);
+			o.secs = number("-t", optarg, 1, 86400);
 			break;
 		default:
 			usage("unknown option");
 		}
 	}
-	if (argc - optind != 3)
-		usage("client takes LOCAL_IP4 PEER_IP4 PORT");
+	if (argc - optind != nargs)
+		usage(what);
+	o.args.assign(argv + optind, argv + argc);
+	return o;
+}
+
+int server(int argc, char **argv)
+{
+	const Options o = parse(argc, argv, "+c:t:", 2,
+				"server takes LOCAL_IP4 PORT");
+	const unsigned long count = o.count, secs = o.secs;
+	const sockaddr_in local =
+		address(o.args[0], number("PORT", o.args[1], 1, 65535));
+	const Fd fd = rds_socket(local);
+	std::vector<uint8_t> buf(kMaxMsg + 1);
+	unsigned long long bytes = 0;
+
+	std::cout << "bound " << to_string(local) << " transport ib"
+		  << std::endl;
+	for (unsigned long i = 0; i < count; i++) {
+		sockaddr_in from{};
+		const ssize_t n = receive(fd.get(), buf, from,
+					  Clock::now() + std::chrono::seconds(secs));
+		if (n < 0)
+			die("no message in " + std::to_string(secs) + " s after " +
+			    std::to_string(i) + " of " + std::to_string(count));
+		if (!send_to(fd.get(), buf.data(), size_t(n), from,
+			     Clock::now() + std::chrono::seconds(secs)))
+			die("echo of " + std::to_string(n) + " bytes to " +
+			    to_string(from) + " not sent in " +
+			    std::to_string(secs) + " s");
+		bytes += size_t(n);
+	}
+	std::cout << "echoed " << count << " messages, " << bytes << " bytes"
+		  << std::endl;
+	return 0;
+}
+
+int client(int argc, char **argv)
+{
+	const Options o = parse(argc, argv, "+n:s:t:", 3,
+				"client takes LOCAL_IP4 PEER_IP4 PORT");
+	const unsigned long secs = o.secs;
 	const sockaddr_in peer =
-		address(argv[optind + 1],
-			number("PORT", argv[optind + 2], 1, 65535));
-	const Fd fd = rds_socket(address(argv[optind], 0));
+		address(o.args[1], number("PORT", o.args[2], 1, 65535));
+	const Fd fd = rds_socket(address(o.args[0], 0));
 	std::vector<uint8_t> out(kMaxMsg), in(kMaxMsg + 1);
 	unsigned long long bytes = 0;
 	uint32_t seq = 0;
 	const auto t0 = Clock::now();
 
-	for (unsigned long r = 0; r < rounds; r++) {
-		for (const size_t len : sizes) {
+	for (unsigned long r = 0; r < o.rounds; r++) {
+		for (const size_t len : o.sizes) {
 			const auto deadline =
 				Clock::now() + std::chrono::seconds(secs);
 			const std::string what = "message " + std::to_string(seq) +
