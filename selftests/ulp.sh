@@ -21,19 +21,27 @@
 # writes and reads back random data with O_DIRECT and through the page
 # cache, and both check that the bytes crossed the RDMA port; then the
 # server stops and the device's objects go back to their counts before.
+# Last, RDS over RDMA (rds_rdma): guest a runs an echo server on an RDS
+# socket of the IB transport bound to its IPv4 address, guest b pings it
+# with messages of 1 B to 64 KiB (sroce_rds_ping, every byte checked); both
+# find RDS's rdma_cm ID and RC QP on the device and its port's packet
+# counters risen, and after rmmod rds_rdma rds nothing of it is left.
 # Emits KTAP.  The NVMe-oF cases and what several cases share are here, the
 # NVMe-oF cases with trouble in lib/ulp_nvmf.sh, the SRP and iSER cases in
-# lib/ulp_scsi.sh, the NFS cases in lib/ulp_nfs.sh.
+# lib/ulp_scsi.sh, the NFS cases in lib/ulp_nfs.sh, the RDS case in
+# lib/ulp_rds.sh.
 #
 #   scripts/testbed -k 6.1 -n 2 selftests/ulp.sh                 # sroce
 #   scripts/testbed -k 6.1 -n 2 -a rdma_rxe selftests/ulp.sh     # the reference
 #   scripts/testbed -k 6.1 -n 2 selftests/ulp.sh t_srp_target_listens \
 #           t_srp_login_write_read t_srp_logout   # some cases (+ setup, teardown)
+#   scripts/testbed -k 6.1 -n 2 selftests/ulp.sh t_rds_ping
 
 . "$(dirname "$0")/lib/ktap.sh"
 . "${SROCE_SRC:?run me through scripts/testbed}/scripts/guest/lib.sh"
 . "$(dirname "$0")/lib/teardown.sh"
 . "$(dirname "$0")/lib/netem.sh"
+. "$(dirname "$0")/lib/rdma_tools.sh"
 
 DEV=${SROCE_RDMA_DEV:?no RDMA device set up}
 IF=${SROCE_NETDEV:?run me through scripts/testbed}
@@ -312,6 +320,7 @@ cm_listens() {
 . "$(dirname "$0")/lib/ulp_nvmf.sh"
 . "$(dirname "$0")/lib/ulp_nfs.sh"
 . "$(dirname "$0")/lib/ulp_scsi.sh"
+. "$(dirname "$0")/lib/ulp_rds.sh"
 
 CASES=(
 	t_setup
@@ -335,6 +344,7 @@ CASES=(
 	t_nfs3_rdma_write_read
 	t_nfs42_rdma_write_read
 	t_nfs_server_down
+	t_rds_ping
 )
 # A case list on the command line runs just those cases (t_setup first).
 if [ $# -gt 0 ]; then
