@@ -21,10 +21,10 @@
  * device; in exclusive mode only that namespace does (compat.h's
  * ib_alloc_device_with_net()).  "rdma dev set NAME netns NS" (exclusive
  * mode, ib_core's doing) changes only who sees the device: its packets stay
- * in its netdev's namespace.  A netdev that leaves its namespace, on its own or because the
- * namespace is deleted, is unregistered there first (NETDEV_UNREGISTER),
- * and the device goes with it; newlink checks once more after registration
- * for a move it could not have seen.
+ * in its netdev's namespace.  A netdev that leaves its namespace, on its own
+ * or because the namespace is deleted, is unregistered there first
+ * (NETDEV_UNREGISTER), and the device goes with it; newlink checks once more
+ * after registration for a move it could not have seen.
  *
  * Place in sysfs: the device stays in the virtual tree, as upstream's rxe
  * and siw do, and a "device" link leads to the netdev's bus device (virtio0,
