@@ -57,10 +57,8 @@ links_up() {
 	addr_back xB xb "$B6"
 	[ -e "$NS_SYS/$DEVA" ] || ns_link xA "$DEVA" xa
 	[ -e "$NS_SYS/$DEVB" ] || ns_link xB "$DEVB" xb
-	tb_wait_port_active "$DEVA" 30 || fail "$DEVA not ACTIVE"
-	tb_wait_port_active "$DEVB" 30 || fail "$DEVB not ACTIVE"
-	wait_for 30 ns_gids_ready "$DEVA" "$A4" "$A6" || { tb_gids "$DEVA"; fail "$DEVA's GIDs"; }
-	wait_for 30 ns_gids_ready "$DEVB" "$B4" "$B6" || { tb_gids "$DEVB"; fail "$DEVB's GIDs"; }
+	ns_dev_ready "$DEVA" "$A4" "$A6"
+	ns_dev_ready "$DEVB" "$B4" "$B6"
 }
 
 # bg NS OUT CMD...: CMD in NS in the background; "PID NS CMD" in $TOOLS

@@ -61,7 +61,7 @@ ns_traffic() {
 }
 
 t_ns_setup() {
-	local ns d
+	local ns
 	modprobe sroce || fail "modprobe sroce"
 	expect_match "$(rdma system show)" "netns shared" "ib_core's netns mode"
 	ns_new "${NS_ALL[@]}"
@@ -77,12 +77,9 @@ t_ns_setup() {
 	# a netdev of another namespace is not there for the initial one
 	must_fail rdma link add sroce_x type sroce netdev vA
 	rdma link show
-	for d in sroce_a sroce_b sroce_c; do
-		tb_wait_port_active "$d" 30 || fail "$d not ACTIVE"
-	done
-	wait_for 30 ns_gids_ready sroce_a "$A4" "$A6" || { tb_gids sroce_a; fail "sroce_a's GIDs"; }
-	wait_for 30 ns_gids_ready sroce_b "$B4" "$B6" || { tb_gids sroce_b; fail "sroce_b's GIDs"; }
-	wait_for 30 ns_gids_ready sroce_c "$A4" "$A6" || { tb_gids sroce_c; fail "sroce_c's GIDs"; }
+	ns_dev_ready sroce_a "$A4" "$A6"
+	ns_dev_ready sroce_b "$B4" "$B6"
+	ns_dev_ready sroce_c "$A4" "$A6"
 	expect_match "$(ip netns exec srA rdma link show sroce_a/1)" "netdev vA" "sroce_a's netdev"
 	# one IPv4 and one IPv6 socket per namespace with a device, none here
 	expect_eq "$(objects udp_sockets)" 6 "UDP sockets"
@@ -173,14 +170,6 @@ expect_sees() {		# NS DEVICES
 	expect_eq "$(sees "$1")" "netlink: $2; sysfs: $2" "the devices $1 sees"
 }
 
-excl_ready() {		# NS DEV ADDR...: ACTIVE with GIDs, as NS sees it
-	local ns=$1 dev=$2
-	shift 2
-	ns_tb "$ns" tb_wait_port_active "$dev" 30 || fail "$dev not ACTIVE in $ns"
-	wait_for 30 ns_gids_ready -n "$ns" "$dev" "$@" ||
-		{ ns_tb "$ns" tb_gids "$dev"; fail "$dev's GIDs in $ns"; }
-}
-
 t_excl_setup() {
 	# (the namespaces of the cases before may still be being dismantled)
 	wait_until 60 'rdma system set netns exclusive 2>/dev/null' ||
@@ -197,9 +186,9 @@ t_excl_setup() {
 	ns_link exA sroce_ea eA
 	ns_link exB sroce_eb eB
 	ns_link init sroce_m em
-	excl_ready exA sroce_ea "$EA4" "$EA6"
-	excl_ready exB sroce_eb "$EB4" "$EB6"
-	excl_ready init sroce_m "$M4" "$M6"
+	ns_dev_ready -n exA sroce_ea "$EA4" "$EA6"
+	ns_dev_ready -n exB sroce_eb "$EB4" "$EB6"
+	ns_dev_ready -n init sroce_m "$M4" "$M6"
 	expect_eq "$(objects devices)" 3 "live devices"
 }
 

@@ -56,6 +56,22 @@ ns_gids_ready() {
 	done
 }
 
+# ns_dev_ready [-n NS] DEV ADDR...: DEV's port ACTIVE and its GIDs for
+# ADDR... there (as NS sees it, if given), 30 s for each; fails the case
+ns_dev_ready() {
+	local run=() ns=
+	if [ "$1" = -n ]; then
+		ns=$2
+		run=(ns_tb "$2")
+		shift 2
+	fi
+	local dev=$1
+	shift
+	"${run[@]}" tb_wait_port_active "$dev" 30 || fail "$dev not ACTIVE${ns:+ in $ns}"
+	wait_for 30 ns_gids_ready ${ns:+-n "$ns"} "$dev" "$@" ||
+		{ "${run[@]}" tb_gids "$dev"; fail "$dev's GIDs${ns:+ in $ns}"; }
+}
+
 # ns_pp NAME TOOL PORT SNS SDEV SADDR CNS CDEV CADDR CONNECT ARGS...: TOOL
 # (a pingpong) as the server in SNS on SDEV over SADDR's GID and as the
 # client in CNS on CDEV over CADDR's GID (each GID as its namespace sees
