@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Real RDMA middleware between two guests, with Debian 12's packages and
-# their defaults (no workaround variable): UCX's ucx_perftest over
+# Real RDMA middleware between two guests (with sroce, selftests/run makes
+# them two network namespaces of one guest: scripts/testbed --netns), with
+# Debian 12's packages and their defaults (no workaround variable): UCX's ucx_perftest over
 # UCX_TLS=rc_verbs,ud_verbs and over ud_verbs alone (tag latency and
 # bandwidth at 8 B, 4 KiB and 1 MiB in one batch), each guest's UCX log
 # showing that the verbs transport of the device carried the tag lane, not

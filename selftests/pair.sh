@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Two guests on one wire, each with an sroce device set up by the test bed:
-# both come up ACTIVE with GIDs for their addresses, see each other over the
+# Two guests on one wire, each with an sroce device set up by the test bed
+# (selftests/run makes them two network namespaces of one guest on a veth
+# pair, scripts/testbed --netns, where role b deletes its device before the
+# verbs cases: t_netns_peer_leaves): both come up ACTIVE with GIDs for their addresses, see each other over the
 # wire, and datagrams to UDP port 4791 that no QP consumes (garbage, RoCE v2
 # packets with a bad ICRC or for a QP that does not exist, over the wire and
 # through the loopback device) are dropped and counted by reason, not lost
