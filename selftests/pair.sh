@@ -16,8 +16,7 @@
 # afterwards.  100000 malformed and adversarial datagrams (sroce_inject) at
 # guest a's device while live RC, UC and UD pingpongs run between the
 # guests: each counted under exactly the reason predicted, the pingpongs
-# undisturbed (as namespaces of one guest; over the wire by name only: see
-# CASES).  Then the
+# undisturbed (by name only: see CASES).  Then the
 # verbs-level GoogleTest cases (userspace/tests/device) run against guest
 # a's device: they use one device over its own GID, so guest b, whose
 # device is the same driver on the same kernel, lists them and skips each
@@ -577,8 +576,9 @@ t_injection_under_traffic() {
 		tb_barrier "$KTAP_CASE.inject" 120 || fail "barrier"
 	fi
 	tb_barrier "$KTAP_CASE.sent" 600 || fail "barrier"
-	[ -z "$bfail" ] || fail "$bfail"
 	rc=0
+	# (guest b's pingpongs keep running for guest a's: told at the end)
+	[ -z "$bfail" ] || { echo "FAIL: $bfail" >&2; rc=1; }
 	if [ "$SROCE_ROLE" = a ]; then
 		expect=$SROCE_SHARED/inject.expect
 		[ -s "$expect" ] || fail "no expectations from guest b"
@@ -681,14 +681,17 @@ CASES=(
 	t_thousand_rc_qps
 	t_res_details_need_cap_net_admin
 )
-# t_injection_under_traffic: as namespaces of one guest (selftests/run) its
-# 100000 datagrams take about 33 s and the case about 80 s.  Over the wire
-# between two guests it runs by name only: 100 000 datagrams take far longer
-# there, and on 6.12 one datagram of 20 000 was once counted under no reason,
-# not even 120 s later ("malformed", in one of three runs on 2026-11-27, with
-# no error in the IP and UDP layers' counters; the case prints those, the
-# NICs', the sender's qdisc and softnet_stat to find where).
-[ -z "${SROCE_NETNS:-}" ] || CASES+=(t_injection_under_traffic t_netns_peer_leaves)
+# t_injection_under_traffic runs by name only.  Over the wire between two
+# guests 100 000 datagrams take longer than make check can give, and on
+# 6.12 one datagram of 20 000 was once counted under no reason, not even
+# 120 s later ("malformed", in one of three runs on 2026-11-27, with no
+# error in the IP and UDP layers' counters; the case prints those, the
+# NICs', the sender's qdisc and softnet_stat to find where).  As namespaces
+# of one guest the datagrams take 33 s (6.12) to 55 s (6.1) and every one
+# was counted, but the pingpongs' pace varies too much between runs (UC on
+# 6.1: 1.5 to 1.9 ms an iteration) for an iteration count that surely
+# outlasts the injection without wasting a minute or more per kernel.
+[ -z "${SROCE_NETNS:-}" ] || CASES+=(t_netns_peer_leaves)
 CASES+=("gtest@a:$TESTS/verbs_device_tests")
 # A case list on the command line runs just those cases, verbs_device_tests
 # standing for the GoogleTest cases (GTEST_FILTER, e.g. with scripts/testbed
