@@ -3,8 +3,8 @@
 #
 # Real RDMA middleware between two guests (with sroce, selftests/run makes
 # them two network namespaces of one guest: scripts/testbed --netns), with
-# Debian 12's packages and their defaults (no workaround variable): UCX's ucx_perftest over
-# UCX_TLS=rc_verbs,ud_verbs and over ud_verbs alone (tag latency and
+# Debian 12's packages and their defaults (no workaround variable): UCX's
+# ucx_perftest over UCX_TLS=rc_verbs,ud_verbs and over ud_verbs alone (tag latency and
 # bandwidth at 8 B, 4 KiB and 1 MiB in one batch), each guest's UCX log
 # showing that the verbs transport of the device carried the tag lane, not
 # TCP; Open MPI's mpirun with --mca pml ucx running userspace/tests/mpi's
