@@ -199,13 +199,27 @@ mpi_case() {
 	done
 	# each rank's endpoint to the other rank (the one without UCX's
 	# self/memory transport, which is the rank's own) is led by a verbs
-	# transport of the device; nothing over TCP
-	v=$(grep 'ep_cfg\[[0-9]*\]: tag(' "$mlog" | grep -v 'tag(self/' |
-		grep -c "tag([a-z]*_verbs/$DEV:1[ )]" || :)
-	[ "$v" -ge 2 ] || fail "$v UCX tag lanes to a peer over $DEV's verbs transports, expected 2 or more"
-	! grep 'ep_cfg\[[0-9]*\]: tag(' "$mlog" | grep -v 'tag(self/' |
-		grep -qv "tag([a-z]*_verbs/$DEV:1[ )]" || fail "a UCX tag lane to a peer not led by $DEV"
+	# transport of its guest's device (under --netns guest b's is another
+	# name); nothing over TCP
+	mpi_lanes "$mlog" "$DEV" "$SROCE_PEER_RDMA_DEV"
 	! grep -q 'ep_cfg.*tag(.*tcp/' "$mlog" || fail "a UCX tag lane over TCP"
+}
+
+# mpi_lanes LOG DEV PEER_DEV: UCX's tag lanes to a peer in LOG are each led
+# by a verbs transport of DEV or PEER_DEV, at least one per rank
+mpi_lanes() {
+	local lanes mine theirs
+	lanes=$(grep 'ep_cfg\[[0-9]*\]: tag(' "$1" | grep -v 'tag(self/')
+	mine=$(grep -c "tag([a-z]*_verbs/$2:1[ )]" <<<"$lanes" || :)
+	theirs=$(grep -c "tag([a-z]*_verbs/$3:1[ )]" <<<"$lanes" || :)
+	if [ "$2" = "$3" ]; then
+		[ "$mine" -ge 2 ] || fail "$mine UCX tag lanes to a peer over $2's verbs transports, expected 2 or more"
+	else
+		[ "$mine" -ge 1 ] || fail "no UCX tag lane to a peer over $2's verbs transports"
+		[ "$theirs" -ge 1 ] || fail "no UCX tag lane to a peer over $3's verbs transports"
+	fi
+	! grep -v "tag([a-z]*_verbs/\($2\|$3\):1[ )]" <<<"$lanes" ||
+		fail "a UCX tag lane to a peer not led by $2 or $3 (above)"
 }
 
 t_mpi_pml_ucx()			{ RT_LIMIT=150 mw_informational mpi_case; }

@@ -163,9 +163,7 @@ t_local_roce_packets_counted() {
 	expect_drops 30 no_device "$nodev" $((2 * PACKETS))
 }
 
-# (under scripts/testbed --netns the role's own /sys has none: ib_core's
-# shared mode gives them to the initial namespace only)
-HWC=${SROCE_INIT_SYSFS:-/sys}/class/infiniband/$DEV/ports/1/hw_counters
+HWC=$SYS/$DEV/ports/1/hw_counters
 
 hwc() {		# NAME: the hw counter NAME of the device's port
 	cat "$HWC/$1"
@@ -399,11 +397,16 @@ INJECT_ALT4=${SROCE_IP4%.*}.11
 # MTU, so that it is always between messages when a packet arrives)
 INJECT_PP=("ibv_rc_pingpong 4096" "ibv_uc_pingpong 1024" "ibv_ud_pingpong 512")
 
-# the peer's port counters, under scripts/testbed --netns only: its device
-# is in this kernel, and debugfs's rx_drops count its drops too
-PEER_HWC=
-[ -z "${SROCE_NETNS:-}" ] ||
-	PEER_HWC=$SROCE_INIT_SYSFS/class/infiniband/$SROCE_PEER_RDMA_DEV/ports/1/hw_counters
+# peer_drop_counts: "peer_REASON COUNT" for the peer's port's rx_drop_
+# counters, under scripts/testbed --netns only: its device is in this
+# kernel, and debugfs's rx_drops count its drops too (its sysfs is its
+# namespace's)
+peer_drop_counts() {
+	[ -n "${SROCE_PEER_NETNS:-}" ] || return 0
+	# shellcheck disable=SC2016 # (expanded by the inner shell)
+	ip netns exec "$SROCE_PEER_NETNS" sh -c 'cd "$1" && for f in rx_drop_*; do
+		echo "peer_${f#rx_drop_} $(cat "$f")"; done' _ "$SYS/$SROCE_PEER_RDMA_DEV/ports/1/hw_counters"
+}
 
 # inject_counts: "REASON COUNT" for every drop reason, the port's
 # rx_drop_ counters and debugfs's no_device, then debugfs's (debugfs_REASON)
@@ -415,9 +418,7 @@ inject_counts() {
 	done
 	echo "no_device $(drops no_device)"
 	awk '{ print "debugfs_" $1, $2 }' "$DROPS"
-	[ -z "$PEER_HWC" ] || for f in "$PEER_HWC"/rx_drop_*; do
-		echo "peer_${f##*/rx_drop_} $(cat "$f")"
-	done
+	peer_drop_counts
 }
 
 # inject_field FILE WHICH FIELD: QPN or PSN (as a number) of the local or
@@ -660,8 +661,9 @@ t_netns_peer_leaves() {
 		td_delete_links "$SROCE_RDMA_DEV"
 		return 0
 	fi
-	wait_until $((60 * SLOW)) "! rdma link show $SROCE_PEER_RDMA_DEV/1 >/dev/null 2>&1" ||
-		fail "$SROCE_PEER_RDMA_DEV still there: $(rdma link show)"
+	local peer=(ip netns exec "$SROCE_PEER_NETNS" rdma link show)
+	wait_until $((60 * SLOW)) "! ${peer[*]} $SROCE_PEER_RDMA_DEV/1 >/dev/null 2>&1" ||
+		fail "$SROCE_PEER_RDMA_DEV still there: $("${peer[@]}")"
 	rdma link show "$DEV/1" | grep -q 'state ACTIVE' || fail "$DEV/1 not ACTIVE: $(rdma link show)"
 	expect_eq "$(awk '$1 == "devices" { print $2 }' "$OBJECTS")" 1 "sroce devices"
 }

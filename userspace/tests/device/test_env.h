@@ -183,13 +183,9 @@ inline long rx_drops(const std::string &reason)
 
 // A counter of port 1's hw_counters of the device under test
 // ("rx_drop_malformed", "rdma_sends", ...), or -1 if it cannot be read.
-// In ib_core's shared mode only the initial network namespace's sysfs has
-// them: SROCE_INIT_SYSFS says where that is (scripts/testbed --netns).
 inline long hw_counter(const std::string &name)
 {
-	const char *sysfs = std::getenv("SROCE_INIT_SYSFS");
-	std::ifstream f(std::string(sysfs && *sysfs ? sysfs : "/sys") +
-			"/class/infiniband/" + test_device_name() +
+	std::ifstream f("/sys/class/infiniband/" + test_device_name() +
 			"/ports/1/hw_counters/" + name);
 	long n = -1;
 
