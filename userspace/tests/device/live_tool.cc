@@ -163,21 +163,7 @@ struct Side {
 			check(connect(qp.get(), peer.qpn, peer.gid, sgid, l));
 			return;
 		}
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		a.qkey = kUdQkey;
-		check(modify(qp.get(), a,
-			     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				     IBV_QP_QKEY,
-			     "RESET->INIT"));
-		a = {};
-		a.qp_state = IBV_QPS_RTR;
-		check(modify(qp.get(), a, IBV_QP_STATE, "INIT->RTR"));
-		a.qp_state = IBV_QPS_RTS;
-		a.sq_psn = own.psn;
-		check(modify(qp.get(), a, IBV_QP_STATE | IBV_QP_SQ_PSN,
-			     "RTR->RTS"));
+		check(ud_to_rts(qp.get(), kUdQkey, own.psn));
 		ibv_ah_attr aa = ah_attr(peer.gid, sgid);
 		ah.reset(ibv_create_ah(pd.get(), &aa));
 		if (!ah)

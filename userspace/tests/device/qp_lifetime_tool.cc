@@ -134,19 +134,7 @@ struct Env {
 
 void ud_ready(ibv_qp *qp)
 {
-	ibv_qp_attr a{};
-
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = kQkey;
-	check(modify(qp, a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			    IBV_QP_QKEY, "RESET->INIT"));
-	a = {};
-	a.qp_state = IBV_QPS_RTR;
-	check(modify(qp, a, IBV_QP_STATE, "INIT->RTR"));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	check(modify(qp, a, IBV_QP_STATE | IBV_QP_SQ_PSN, "RTR->RTS"));
+	check(ud_to_rts(qp, kQkey));
 }
 
 // Work request i of a batch: one SGE s, the buffer's slot i % 32.

@@ -310,19 +310,7 @@ TEST_F(Srqs, UdQpsReceiveDatagramsThroughTheSrq)
 		Qp qp(ibv_create_qp(pd_.get(), &a));
 		if (!qp)
 			return qp;
-		ibv_qp_attr m{};
-		m.qp_state = IBV_QPS_INIT;
-		m.port_num = 1;
-		m.qkey = kQkey;
-		if (ibv_modify_qp(qp.get(), &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-						   IBV_QP_PORT | IBV_QP_QKEY))
-			return Qp();
-		m = {};
-		m.qp_state = IBV_QPS_RTR;
-		if (ibv_modify_qp(qp.get(), &m, IBV_QP_STATE))
-			return Qp();
-		m.qp_state = IBV_QPS_RTS;
-		if (ibv_modify_qp(qp.get(), &m, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		if (!ud_to_rts(qp.get(), kQkey))
 			return Qp();
 		return qp;
 	};

@@ -261,19 +261,7 @@ TEST_F(Stats, DatagramToNoQpIsDroppedOnTheDevice)
 	ia.cap.max_recv_sge = 1;
 	Qp qp(ibv_create_qp(pd_.get(), &ia));
 	ASSERT_TRUE(qp) << std::strerror(errno);
-	ibv_qp_attr at{};
-	at.qp_state = IBV_QPS_INIT;
-	at.port_num = 1;
-	at.qkey = kQkey;
-	ASSERT_TRUE(modify(qp.get(), at,
-			   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				   IBV_QP_QKEY,
-			   "INIT"));
-	at = {};
-	at.qp_state = IBV_QPS_RTR;
-	ASSERT_TRUE(modify(qp.get(), at, IBV_QP_STATE, "RTR"));
-	at.qp_state = IBV_QPS_RTS;
-	ASSERT_TRUE(modify(qp.get(), at, IBV_QP_STATE | IBV_QP_SQ_PSN, "RTS"));
+	ASSERT_TRUE(ud_to_rts(qp.get(), kQkey));
 	ibv_ah_attr aa = ah_attr(gid_, gid_index_);
 	Ah ah(ibv_create_ah(pd_.get(), &aa));
 	ASSERT_TRUE(ah) << std::strerror(errno);

@@ -97,22 +97,7 @@ protected:
 	// RESET -> INIT -> RTR -> RTS for a UD QP with qkey.
 	::testing::AssertionResult ud_ready(ibv_qp *qp, uint32_t qkey = kQkey)
 	{
-		ibv_qp_attr a{};
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		a.qkey = qkey;
-		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-						    IBV_QP_PORT | IBV_QP_QKEY))
-			return ::testing::AssertionFailure() << "INIT: " << r;
-		a = {};
-		a.qp_state = IBV_QPS_RTR;
-		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE))
-			return ::testing::AssertionFailure() << "RTR: " << r;
-		a.qp_state = IBV_QPS_RTS;
-		a.sq_psn = 0x123;
-		if (int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
-			return ::testing::AssertionFailure() << "RTS: " << r;
-		return ::testing::AssertionSuccess();
+		return ud_to_rts(qp, qkey, 0x123);
 	}
 
 	// Two UD QPs of the fixture's device, both in RTS.

@@ -343,6 +343,32 @@ inline ::testing::AssertionResult connect(ibv_qp *qp, uint32_t dest_qpn,
 	return r;
 }
 
+// A UD qp from RESET to RTS with qkey, port 1, P_Key index 0; a UD QP's
+// RTR takes nothing but the state.
+inline ::testing::AssertionResult ud_to_rts(ibv_qp *qp, uint32_t qkey,
+					    uint32_t sq_psn = 0)
+{
+	ibv_qp_attr a{};
+
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = qkey;
+	::testing::AssertionResult r =
+		modify(qp, a,
+		       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			       IBV_QP_QKEY,
+		       "RESET->INIT");
+	a = {};
+	a.qp_state = IBV_QPS_RTR;
+	if (r)
+		r = modify(qp, a, IBV_QP_STATE, "INIT->RTR");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	if (r)
+		r = modify(qp, a, IBV_QP_STATE | IBV_QP_SQ_PSN, "RTR->RTS");
+	return r;
+}
+
 // Capacities of an End's QP and CQs; with send_ops, the QP offers the
 // extended send API (ibv_wr_*()) for those operations.
 struct Caps {
