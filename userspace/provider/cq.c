@@ -351,6 +351,45 @@ int sroce_cq_poll(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	return (int)n;
 }
 
+/*
+ * A destroyed QP's unpolled completions go: poll_cq names a QP by number,
+ * and the kernel hands a freed number to the next QP created, so one left
+ * behind would name that QP (the kernel does the same for its own CQs,
+ * kernel/obj/cq.c).  Called once DESTROY_QP has returned: the kernel posts
+ * nothing more for the QP, and no QP has its number yet unless another
+ * thread created one in between, a window hardware providers leave open
+ * too.  The other completions are moved up over the dropped ones, keeping
+ * their order, within the slots between the consumer and the producer
+ * read here; the kernel writes only past that producer, so the moves race
+ * with nothing, and the slots freed at the consumer's end are released.
+ * A receive completion of an SRQ goes too, and its WQE with it:
+ * ibv_destroy_qp(3) asks for the CQ to be drained first.
+ */
+void sroce_cq_discard_qp(struct sroce_cq *cq, uint32_t qpn)
+{
+	struct sroce_cqe cqe;
+	uint32_t i, gone = 0;
+
+	pthread_spin_lock(&cq->lock);
+	i = cq->consumer +
+	    sroce_ring_used(sroce_ring_load_acquire(&cq->ring->producer),
+			    cq->consumer, cq->num_slots);
+	while (i != cq->consumer) {
+		/* each slot read once, into a private copy */
+		memcpy(&cqe, sroce_cq_slot(cq, --i), sizeof(cqe));
+		if (cqe.qp_num == qpn)
+			gone++;
+		else if (gone)
+			memcpy(sroce_cq_slot(cq, i + gone), &cqe, sizeof(cqe));
+	}
+	if (gone) {
+		cq->consumer += gone;
+		/* Release: the moves land before the kernel reuses a slot. */
+		sroce_ring_store_release(&cq->ring->consumer, cq->consumer);
+	}
+	pthread_spin_unlock(&cq->lock);
+}
+
 /* No system call: the kernel reads the ARM bits when it posts a CQE. */
 int sroce_cq_req_notify(struct ibv_cq *ibcq, int solicited_only)
 {

@@ -217,7 +217,8 @@ int sroce_qp_query(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 
 /*
  * The kernel stops using the rings before DESTROY_QP returns, so they are
- * unmapped only then; on failure the QP stays whole.
+ * unmapped only then; on failure the QP stays whole.  Its completions
+ * still in its CQs go then too (sroce_cq_discard_qp()).
  */
 int sroce_qp_destroy(struct ibv_qp *ibqp)
 {
@@ -228,6 +229,10 @@ int sroce_qp_destroy(struct ibv_qp *ibqp)
 	if (ret)
 		return ret;
 
+	if (ibqp->send_cq)
+		sroce_cq_discard_qp(to_sroce_cq(ibqp->send_cq), ibqp->qp_num);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		sroce_cq_discard_qp(to_sroce_cq(ibqp->recv_cq), ibqp->qp_num);
 	sroce_wq_unmap(&qp->rq);
 	sroce_wq_unmap(&qp->sq);
 	sroce_qp_locks_destroy(qp);

@@ -275,6 +275,7 @@ struct ibv_cq_ex *sroce_cq_create_ex(struct ibv_context *ibctx,
 int sroce_cq_destroy(struct ibv_cq *ibcq);
 int sroce_cq_poll(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int sroce_cq_req_notify(struct ibv_cq *ibcq, int solicited_only);
+void sroce_cq_discard_qp(struct sroce_cq *cq, uint32_t qpn);
 int sroce_cq_resize(struct ibv_cq *ibcq, int cqe);
 
 /* pd.c */

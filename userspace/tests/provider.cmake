@@ -34,6 +34,7 @@ sroce_provider_test(sroce_provider_uverbs_test
 	"${SROCE_PROVIDER_TEST_DIR}/provider_uverbs_test.cc"
 	"${SROCE_PROVIDER_TEST_DIR}/provider_qp_send_test.cc"
 	"${SROCE_PROVIDER_TEST_DIR}/provider_qp_recv_test.cc"
+	"${SROCE_PROVIDER_TEST_DIR}/provider_qp_destroy_test.cc"
 	"${SROCE_PROVIDER_TEST_DIR}/provider_srq_test.cc"
 	"${SROCE_PROVIDER_TEST_DIR}/provider_qp_ex_test.cc"
 	"${SROCE_PROVIDER_TEST_DIR}/provider_pdomain_test.cc")

@@ -5,6 +5,8 @@
 // machine with its attribute checks, query and destruction.
 #include <gtest/gtest.h>
 
+#include <poll.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -579,6 +581,67 @@ TEST_F(QueuePair, EnforcesMaxQp)
 	const DeviceQps after = device_qps();
 	EXPECT_EQ(after.others, own.others);
 	EXPECT_EQ(after.gsi, 1);
+}
+
+// A destroyed QP's unpolled completions go with it: a completion names its
+// QP by number, and sroce hands a freed number to the next QP created,
+// which would be given them.  The other QPs' stay, in order.  Each flush
+// is waited for through the completion event, so all three completions
+// are in the CQ when the QP goes.
+TEST_F(QueuePair, UnpolledCompletionsGoWithTheQp)
+{
+	if (!testing_sroce())
+		GTEST_SKIP() << not_sroce("dropping a destroyed QP's completions");
+	Channel ch(ibv_create_comp_channel(ctx_.get()));
+	ASSERT_TRUE(ch) << std::strerror(errno);
+	Cq cq(ibv_create_cq(ctx_.get(), 16, nullptr, ch.get(), 0));
+	ASSERT_TRUE(cq) << std::strerror(errno);
+	ibv_qp_init_attr a = init(4, 1, 0);
+	a.send_cq = a.recv_cq = cq.get();
+	Qp first(ibv_create_qp(pd_.get(), &a));
+	Qp gone(ibv_create_qp(pd_.get(), &a));
+	Qp last(ibv_create_qp(pd_.get(), &a));
+	ASSERT_TRUE(first && gone && last) << std::strerror(errno);
+
+	// q's one receive flushed: its completion is in the CQ once the
+	// event has come (acked at once: a failed assertion must not leave
+	// ibv_destroy_cq waiting for it)
+	auto flush = [&](ibv_qp *q, uint64_t wr_id) {
+		ibv_recv_wr wr{}, *bad = nullptr;
+		ibv_qp_attr e{};
+		pollfd p{ch->fd, POLLIN, 0};
+		ibv_cq *c;
+		void *cx;
+
+		wr.wr_id = wr_id;
+		ASSERT_EQ(to_init(q), 0);
+		ASSERT_EQ(ibv_post_recv(q, &wr, &bad), 0);
+		ASSERT_EQ(ibv_req_notify_cq(cq.get(), 0), 0);
+		e.qp_state = IBV_QPS_ERR;
+		ASSERT_EQ(ibv_modify_qp(q, &e, IBV_QP_STATE), 0);
+		ASSERT_EQ(::poll(&p, 1, int(kWait.count() * 1000)), 1)
+			<< "no completion event";
+		ASSERT_EQ(ibv_get_cq_event(ch.get(), &c, &cx), 0);
+		ibv_ack_cq_events(c, 1);
+	};
+	ASSERT_NO_FATAL_FAILURE(flush(first.get(), 1));
+	ASSERT_NO_FATAL_FAILURE(flush(gone.get(), 2));
+	ASSERT_NO_FATAL_FAILURE(flush(last.get(), 3));
+	const uint32_t num = gone->qp_num;
+	gone.reset();
+	Qp next(ibv_create_qp(pd_.get(), &a));
+	ASSERT_TRUE(next) << std::strerror(errno);
+	EXPECT_EQ(next->qp_num, num) << "the freed number was not reused";
+
+	ibv_wc wc[8];
+	const int n = ibv_poll_cq(cq.get(), 8, wc);
+	ASSERT_EQ(n, 2);
+	for (int i = 0; i < n; i++) {
+		SCOPED_TRACE(i);
+		EXPECT_EQ(wc[i].wr_id, i ? 3u : 1u) << wc_str(wc[i]);
+		EXPECT_EQ(wc[i].status, IBV_WC_WR_FLUSH_ERR) << wc_str(wc[i]);
+		EXPECT_NE(wc[i].qp_num, num) << wc_str(wc[i]);
+	}
 }
 
 TEST_F(QueuePair, CqsInUseCannotBeDestroyed)
