@@ -31,6 +31,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>	/* sroce_create_cq_udata() on 6.12 */
 
+#include "core/cq_ring.h"
 #include "core/rc.h"
 #include "debugfs.h"
 #include "dev_limits.h"
@@ -231,28 +232,25 @@ err_overflow:
  * poll_cq fills wc->qp in by number, and the next create_qp takes the
  * lowest free number: a completion left behind would name the QP that gets
  * the number next.  The completions of other QPs are moved up over the
- * dropped ones, keeping their order, and the consumer skips the freed
- * slots.  A user CQ is left alone: its ring belongs to the provider.  Takes
- * poll_lock, then post_lock (the only place holding both).
+ * dropped ones, keeping their order (sroce_cq_ring_discard(), shared with
+ * the provider), and the consumer skips the freed slots.  A user CQ is left
+ * alone: its ring belongs to the provider, which does the same in
+ * ibv_destroy_qp().  Takes poll_lock, then post_lock (the only place
+ * holding both).
  */
 void sroce_cq_discard_qp(struct sroce_cq *cq, u32 qpn)
 {
 	struct sroce_queue *q = &cq->queue;
-	struct sroce_cqe *cqe;
 	unsigned long irqflags;
-	u32 i, gone = 0;
+	u32 gone;
 
 	if (cq->user)
 		return;
 	spin_lock_irqsave(&cq->poll_lock, irqflags);
 	spin_lock(&cq->post_lock);
-	for (i = cq->producer; i != cq->consumer;) {
-		cqe = sroce_queue_slot(q, --i);
-		if (cqe->qp_num == qpn)
-			gone++;
-		else if (gone)
-			memcpy(sroce_queue_slot(q, i + gone), cqe, sizeof(*cqe));
-	}
+	gone = sroce_cq_ring_discard(q->hdr, q->num_slots, q->slot_shift,
+				     cq->consumer, cq->producer - cq->consumer,
+				     qpn);
 	if (gone) {
 		cq->consumer += gone;
 		sroce_queue_publish_consumer(q, cq->consumer);

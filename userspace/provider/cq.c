@@ -24,14 +24,14 @@
 #include <sys/mman.h>
 
 #include "abi.h"
+#include "core/cq_ring.h"
 #include "ring.h"
 #include "sroce.h"
 
 static struct sroce_cqe *sroce_cq_slot(struct sroce_cq *cq, uint32_t idx)
 {
-	return (struct sroce_cqe *)((char *)cq->ring +
-		sroce_ring_slot_offset(idx, cq->num_slots, cq->slot_shift,
-				       SROCE_RING_SLOTS_OFFSET));
+	return sroce_cq_ring_slot(cq->ring, idx, cq->num_slots,
+				  cq->slot_shift);
 }
 
 /*
@@ -352,36 +352,26 @@ int sroce_cq_poll(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 }
 
 /*
- * A destroyed QP's unpolled completions go: poll_cq names a QP by number,
- * and the kernel hands a freed number to the next QP created, so one left
- * behind would name that QP (the kernel does the same for its own CQs,
- * kernel/obj/cq.c).  Called once DESTROY_QP has returned: the kernel posts
- * nothing more for the QP, and no QP has its number yet unless another
- * thread created one in between, a window hardware providers leave open
- * too.  The other completions are moved up over the dropped ones, keeping
- * their order, within the slots between the consumer and the producer
- * read here; the kernel writes only past that producer, so the moves race
- * with nothing, and the slots freed at the consumer's end are released.
- * A receive completion of an SRQ goes too, and its WQE with it:
- * ibv_destroy_qp(3) asks for the CQ to be drained first.
+ * A destroyed QP's unpolled completions go (kernel/core/cq_ring.h says
+ * why).  Called once DESTROY_QP has returned: the kernel posts nothing more
+ * for the QP, and no QP has its number yet unless another thread created
+ * one in between, a window hardware providers leave open too.  Only the
+ * slots between the consumer and the producer read here are rewritten; the
+ * kernel writes only past that producer, so the moves race with nothing,
+ * and the slots freed at the consumer's end are released.  A receive
+ * completion of an SRQ goes too, and its WQE with it: ibv_destroy_qp(3)
+ * asks for the CQ to be drained first.
  */
 void sroce_cq_discard_qp(struct sroce_cq *cq, uint32_t qpn)
 {
-	struct sroce_cqe cqe;
-	uint32_t i, gone = 0;
+	uint32_t gone;
 
 	pthread_spin_lock(&cq->lock);
-	i = cq->consumer +
-	    sroce_ring_used(sroce_ring_load_acquire(&cq->ring->producer),
-			    cq->consumer, cq->num_slots);
-	while (i != cq->consumer) {
-		/* each slot read once, into a private copy */
-		memcpy(&cqe, sroce_cq_slot(cq, --i), sizeof(cqe));
-		if (cqe.qp_num == qpn)
-			gone++;
-		else if (gone)
-			memcpy(sroce_cq_slot(cq, i + gone), &cqe, sizeof(cqe));
-	}
+	gone = sroce_cq_ring_discard(
+		cq->ring, cq->num_slots, cq->slot_shift, cq->consumer,
+		sroce_ring_used(sroce_ring_load_acquire(&cq->ring->producer),
+				cq->consumer, cq->num_slots),
+		qpn);
 	if (gone) {
 		cq->consumer += gone;
 		/* Release: the moves land before the kernel reuses a slot. */
