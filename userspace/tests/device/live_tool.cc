@@ -263,12 +263,12 @@ struct Side {
 		}
 	}
 
-	// Waits for both the send's and the receive's completion; checks the
-	// received message n (direction dir) and returns whether it was the
-	// last.
-	bool exchange(uint64_t n, int dir)
+	// Waits for the receive's completion and, unless sent says it came
+	// already, the send's; checks the received message n (direction dir)
+	// and returns whether it was the last.
+	bool exchange(uint64_t n, int dir, bool sent = false)
 	{
-		bool sent = false, got = false;
+		bool got = false;
 		ibv_wc r{};
 
 		while (!sent || !got) {
@@ -286,19 +286,6 @@ struct Side {
 			die("message " + std::to_string(n) + " has " +
 			    std::to_string(r.byte_len) + " bytes");
 		return check_message(recv_data(), o.size, n, dir);
-	}
-
-	// Only the server's first receive is outside exchange().
-	bool receive_first()
-	{
-		const ibv_wc wc = next();
-
-		if (wc.wr_id != 2)
-			die("an unexpected completion " + wc_str(wc));
-		if (wc.byte_len != o.size + recv_skip())
-			die("message 0 has " + std::to_string(wc.byte_len) +
-			    " bytes");
-		return check_message(recv_data(), o.size, 0, 0);
 	}
 };
 
@@ -325,7 +312,7 @@ int run_server(const Options &o)
 	s.post_recv();
 	send_line(conn.get(), "ready");
 	// message n in, answer n out; the answer's receive is the next one
-	bool last = s.receive_first();
+	bool last = s.exchange(0, 0, true);	// nothing sent before it
 	uint64_t n = 0;
 	for (;;) {
 		s.post_recv();
