@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * Index arithmetic of the shared rings (struct sroce_ring_hdr in
- * include/uapi/rdma/sroce-abi.h).
+ * include/uapi/rdma/sroce-abi.h), and the one walk over a ring's entries
+ * that both sides share (sroce_ring_discard()).
  *
  * producer and consumer are free-running 32-bit counters: they are never
  * masked when stored, only when a slot is addressed, so every slot of the
@@ -80,6 +81,41 @@ static inline size_t sroce_ring_bytes(u32 num_slots, u32 slot_shift,
 				      size_t slots_offset)
 {
 	return slots_offset + ((size_t)num_slots << slot_shift);
+}
+
+/*
+ * Drop the entries whose 32-bit word at key_off is key from the used
+ * entries [consumer, consumer + used) of the slots at slots (entry_len
+ * bytes each in slots of 2^slot_shift): the others move towards the
+ * producer over the dropped ones, keeping their order, so the first n slots
+ * from the consumer become free.  Each key is read once.  Returns n, by
+ * which the caller advances its consumer.  A CQ ring's CQEs of a destroyed
+ * QP go this way, in the kernel (kernel CQs) and in the provider (user
+ * CQs): a completion names its QP by number, and the next QP created gets
+ * the freed one.  The caller keeps the producer and every other consumer
+ * off these slots.
+ */
+static inline u32 sroce_ring_discard(void *slots, u32 num_slots, u32 slot_shift,
+				     u32 consumer, u32 used, size_t entry_len,
+				     size_t key_off, u32 key)
+{
+	u32 i = consumer + used, gone = 0, k;
+	char *at;
+
+	while (i != consumer) {
+		i--;
+		at = (char *)slots + sroce_ring_slot_offset(i, num_slots,
+							    slot_shift, 0);
+		memcpy(&k, at + key_off, sizeof(k));
+		if (k == key)
+			gone++;
+		else if (gone)
+			memcpy((char *)slots +
+			       sroce_ring_slot_offset(i + gone, num_slots,
+						      slot_shift, 0),
+			       at, entry_len);
+	}
+	return gone;
 }
 
 #endif /* SROCE_CORE_RING_H */

@@ -31,8 +31,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>	/* sroce_create_cq_udata() on 6.12 */
 
-#include "core/cq_ring.h"
 #include "core/rc.h"
+#include "core/ring.h"
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
@@ -232,7 +232,7 @@ err_overflow:
  * poll_cq fills wc->qp in by number, and the next create_qp takes the
  * lowest free number: a completion left behind would name the QP that gets
  * the number next.  The completions of other QPs are moved up over the
- * dropped ones, keeping their order (sroce_cq_ring_discard(), shared with
+ * dropped ones, keeping their order (sroce_ring_discard(), shared with
  * the provider), and the consumer skips the freed slots.  A user CQ is left
  * alone: its ring belongs to the provider, which does the same in
  * ibv_destroy_qp().  Takes poll_lock, then post_lock (the only place
@@ -248,9 +248,11 @@ void sroce_cq_discard_qp(struct sroce_cq *cq, u32 qpn)
 		return;
 	spin_lock_irqsave(&cq->poll_lock, irqflags);
 	spin_lock(&cq->post_lock);
-	gone = sroce_cq_ring_discard(q->hdr, q->num_slots, q->slot_shift,
-				     cq->consumer, cq->producer - cq->consumer,
-				     qpn);
+	gone = sroce_ring_discard(sroce_queue_slot(q, 0), q->num_slots,
+				  q->slot_shift, cq->consumer,
+				  cq->producer - cq->consumer,
+				  sizeof(struct sroce_cqe),
+				  offsetof(struct sroce_cqe, qp_num), qpn);
 	if (gone) {
 		cq->consumer += gone;
 		sroce_queue_publish_consumer(q, cq->consumer);

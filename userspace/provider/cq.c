@@ -24,14 +24,14 @@
 #include <sys/mman.h>
 
 #include "abi.h"
-#include "core/cq_ring.h"
 #include "ring.h"
 #include "sroce.h"
 
 static struct sroce_cqe *sroce_cq_slot(struct sroce_cq *cq, uint32_t idx)
 {
-	return sroce_cq_ring_slot(cq->ring, idx, cq->num_slots,
-				  cq->slot_shift);
+	return (struct sroce_cqe *)((char *)cq->ring +
+		sroce_ring_slot_offset(idx, cq->num_slots, cq->slot_shift,
+				       SROCE_RING_SLOTS_OFFSET));
 }
 
 /*
@@ -352,7 +352,7 @@ int sroce_cq_poll(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 }
 
 /*
- * A destroyed QP's unpolled completions go (kernel/core/cq_ring.h says
+ * A destroyed QP's unpolled completions go (sroce_ring_discard() says
  * why).  Called once DESTROY_QP has returned: the kernel posts nothing more
  * for the QP, and no QP has its number yet unless another thread created
  * one in between, a window hardware providers leave open too.  Only the
@@ -367,10 +367,12 @@ void sroce_cq_discard_qp(struct sroce_cq *cq, uint32_t qpn)
 	uint32_t gone;
 
 	pthread_spin_lock(&cq->lock);
-	gone = sroce_cq_ring_discard(
-		cq->ring, cq->num_slots, cq->slot_shift, cq->consumer,
+	gone = sroce_ring_discard(
+		sroce_cq_slot(cq, 0), cq->num_slots, cq->slot_shift,
+		cq->consumer,
 		sroce_ring_used(sroce_ring_load_acquire(&cq->ring->producer),
 				cq->consumer, cq->num_slots),
+		sizeof(struct sroce_cqe), offsetof(struct sroce_cqe, qp_num),
 		qpn);
 	if (gone) {
 		cq->consumer += gone;

@@ -3,7 +3,9 @@
 // that userspace may have corrupted.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 extern "C" {
 #include "kernel/core/ring.h"
@@ -126,6 +128,79 @@ TEST(CoreRing, LargestRing)
 	EXPECT_EQ(sroce_ring_free(n, 0, n), 0u);
 	EXPECT_EQ(sroce_ring_free(0, 0, n), n);
 	EXPECT_EQ(sroce_ring_used(n + 1, 0, n), 0u);
+}
+
+// sroce_ring_discard(): entries of 24 bytes, keyed at offset 8 (as a CQE's
+// QP number), in 32-byte slots of an 8-slot ring.
+struct Entry {
+	uint64_t id;
+	uint32_t key;
+	uint32_t pad[3];
+};
+constexpr uint32_t kSlots = 8, kShift = 5, kGone = 0x123, kOther = 0x456;
+
+struct Slots {
+	alignas(8) char mem[kSlots << kShift] = {};
+
+	Entry *at(uint32_t idx)
+	{
+		return reinterpret_cast<Entry *>(
+			mem + sroce_ring_slot_offset(idx, kSlots, kShift, 0));
+	}
+
+	// entries id 100, 101, ... from consumer on, with these keys
+	void fill(uint32_t consumer, const std::vector<uint32_t> &keys)
+	{
+		for (uint32_t i = 0; i < keys.size(); i++)
+			*at(consumer + i) = Entry{100 + i, keys[i], {}};
+	}
+
+	std::vector<uint64_t> ids(uint32_t consumer, uint32_t n)
+	{
+		std::vector<uint64_t> v;
+
+		for (uint32_t i = 0; i < n; i++)
+			v.push_back(at(consumer + i)->id);
+		return v;
+	}
+
+	uint32_t discard(uint32_t consumer, uint32_t used, uint32_t key)
+	{
+		return sroce_ring_discard(mem, kSlots, kShift, consumer, used,
+					  sizeof(Entry), offsetof(Entry, key),
+					  key);
+	}
+};
+
+TEST(CoreRing, DiscardDropsTheKeysEntriesAndKeepsTheOthersInOrder)
+{
+	for (const uint32_t c : kBases) {
+		SCOPED_TRACE(c);
+		Slots s;
+		s.fill(c, {kGone, kOther, kGone, kGone, kOther, kGone, kOther});
+
+		const uint32_t n = s.discard(c, 7, kGone);
+		ASSERT_EQ(n, 4u);
+		EXPECT_EQ(s.ids(c + n, 3), (std::vector<uint64_t>{101, 104, 106}));
+	}
+}
+
+TEST(CoreRing, DiscardLeavesEntriesWithoutTheKeyAlone)
+{
+	Slots s;
+	s.fill(3, {kOther, kOther});
+
+	EXPECT_EQ(s.discard(3, 2, kGone), 0u);
+	EXPECT_EQ(s.ids(3, 2), (std::vector<uint64_t>{100, 101}));
+	EXPECT_EQ(s.discard(3, 0, kOther), 0u);
+}
+
+TEST(CoreRing, DiscardEmptiesAFullRingOfTheKey)
+{
+	Slots s;
+	s.fill(6, std::vector<uint32_t>(kSlots, kGone));
+
+	EXPECT_EQ(s.discard(6, kSlots, kGone), kSlots);
 }
 
 } // namespace
