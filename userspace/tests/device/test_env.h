@@ -181,6 +181,13 @@ inline long rx_drops(const std::string &reason)
 	return debugfs_value("/sys/kernel/debug/sroce/rx_drops", reason);
 }
 
+// Runs cmd (ip, rdma, ...) through the shell with its output discarded;
+// returns its exit status as std::system() does (0: success).
+inline int quiet_sh(const std::string &cmd)
+{
+	return std::system((cmd + " >/dev/null 2>&1").c_str());
+}
+
 // A counter of port 1's hw_counters of the device under test
 // ("rx_drop_malformed", "rdma_sends", ...), or -1 if it cannot be read.
 inline long hw_counter(const std::string &name)

@@ -55,9 +55,9 @@ TEST_P(Addr, RefusesPacketsToAnotherOwnAddress)
 	const std::string other = on_link(self_, 78);
 	struct Cleanup {
 		std::string del;
-		~Cleanup() { inject_sh(del); }
+		~Cleanup() { quiet_sh(del); }
 	} cleanup{"ip addr del " + other + "/32 dev " + netdev_};
-	ASSERT_EQ(inject_sh("ip addr add " + other + "/32 dev " + netdev_), 0);
+	ASSERT_EQ(quiet_sh("ip addr add " + other + "/32 dev " + netdev_), 0);
 	const long before = rx_drops("bad_dst_addr");
 	ASSERT_GE(before, 0) << "cannot read the rx_drops counters";
 

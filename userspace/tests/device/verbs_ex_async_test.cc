@@ -141,25 +141,21 @@ TEST_F(ExAsync, CqOverrunRaisesCqErrAndQpFatal)
 TEST_F(ExAsync, PortEventsFollowTheNetdev)
 {
 	const std::string nd = "sxev0", dev = "sroce_ev0";
-	auto sh = [](const std::string &c) {
-		return std::system((c + " >/dev/null 2>&1").c_str());
-	};
-	sh("rdma link delete " + dev);
-	sh("ip link del " + nd);
-	if (sh("ip link add " + nd + " type dummy"))
+	quiet_sh("rdma link delete " + dev);
+	quiet_sh("ip link del " + nd);
+	if (quiet_sh("ip link add " + nd + " type dummy"))
 		GTEST_SKIP() << "cannot create a dummy netdev (ip link add "
 			     << nd << " type dummy failed)";
 	struct Cleanup {
-		std::function<int(const std::string &)> sh;
 		std::string nd, dev;
 		~Cleanup()
 		{
-			sh("rdma link delete " + dev);
-			sh("ip link del " + nd);
+			quiet_sh("rdma link delete " + dev);
+			quiet_sh("ip link del " + nd);
 		}
-	} cleanup{sh, nd, dev};
-	ASSERT_EQ(sh("ip link set " + nd + " up"), 0);
-	ASSERT_EQ(sh("rdma link add " + dev + " type sroce netdev " + nd), 0);
+	} cleanup{nd, dev};
+	ASSERT_EQ(quiet_sh("ip link set " + nd + " up"), 0);
+	ASSERT_EQ(quiet_sh("rdma link add " + dev + " type sroce netdev " + nd), 0);
 	Context c = open_device(dev);
 	ASSERT_TRUE(c) << "cannot open " << dev;
 	ibv_port_attr p{};
@@ -179,7 +175,7 @@ TEST_F(ExAsync, PortEventsFollowTheNetdev)
 				out.push_back(e);
 		return out;
 	};
-	ASSERT_EQ(sh("ip link set " + nd + " down"), 0);
+	ASSERT_EQ(quiet_sh("ip link set " + nd + " down"), 0);
 	std::vector<Event> e = port_events();
 	ASSERT_EQ(e.size(), 1u);
 	EXPECT_EQ(e[0].type, IBV_EVENT_PORT_ERR);
@@ -187,7 +183,7 @@ TEST_F(ExAsync, PortEventsFollowTheNetdev)
 	ASSERT_EQ(ibv_query_port(c.get(), 1, &p), 0);
 	EXPECT_EQ(p.state, IBV_PORT_DOWN);
 
-	ASSERT_EQ(sh("ip link set " + nd + " up"), 0);
+	ASSERT_EQ(quiet_sh("ip link set " + nd + " up"), 0);
 	e = port_events();
 	ASSERT_EQ(e.size(), 1u);
 	EXPECT_EQ(e[0].type, IBV_EVENT_PORT_ACTIVE);

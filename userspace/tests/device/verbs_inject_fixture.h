@@ -37,11 +37,6 @@
 
 namespace sroce::test {
 
-inline int inject_sh(const std::string &cmd)
-{
-	return std::system((cmd + " >/dev/null 2>&1").c_str());
-}
-
 // The guest's IPv4 address with its last byte replaced: the test bed gives
 // the guests a /24 of their own.
 inline std::string on_link(const std::string &ip4, int last)
@@ -79,7 +74,7 @@ protected:
 		netdev_ = nd;
 		peer_ = on_link(self_, 77);
 		ASSERT_TRUE(sock_.error().empty()) << sock_.error();
-		ASSERT_EQ(inject_sh("ip neigh replace " + peer_ +
+		ASSERT_EQ(quiet_sh("ip neigh replace " + peer_ +
 				    " lladdr 02:00:00:00:00:77 nud permanent "
 				    "dev " +
 				    netdev_),
@@ -117,7 +112,7 @@ protected:
 	void TearDown() override
 	{
 		if (neigh_)
-			inject_sh("ip neigh del " + peer_ + " dev " + netdev_);
+			quiet_sh("ip neigh del " + peer_ + " dev " + netdev_);
 	}
 
 	bool ud() const { return GetParam() == IBV_QPT_UD; }

@@ -50,20 +50,6 @@ const auto kSettle = slow(300ms);
 constexpr uint32_t kNoQpn = 0xabcdef;	// above every QP number sroce gives
 constexpr uint32_t kQkey = 0x11110000;
 
-// Waits until hw_counter(name) - before reaches at least want, or kWait.
-// Returns the last difference seen.
-long wait_delta(const std::string &name, long before, long want)
-{
-	const auto deadline = Clock::now() + kWait;
-	long d = hw_counter(name) - before;
-
-	while (d < want && Clock::now() < deadline) {
-		std::this_thread::sleep_for(5ms);
-		d = hw_counter(name) - before;
-	}
-	return d;
-}
-
 // The counters of names, read now.
 std::vector<long> snapshot(const std::vector<std::string> &names)
 {

@@ -86,12 +86,12 @@ public:
 			prefix_ = "/128 nodad";
 		}
 		added_ = !netdev_.empty() &&
-			 !run("ip addr add " + ip_ + prefix_ + " dev " + netdev_);
+			 !quiet_sh("ip addr add " + ip_ + prefix_ + " dev " + netdev_);
 	}
 	~ExtraAddress()
 	{
 		if (added_)
-			run("ip addr del " + ip_ + prefix_.substr(0, prefix_.find(' ')) +
+			quiet_sh("ip addr del " + ip_ + prefix_.substr(0, prefix_.find(' ')) +
 			    " dev " + netdev_);
 	}
 	ExtraAddress(const ExtraAddress &) = delete;
@@ -101,11 +101,6 @@ public:
 	const std::string &ip() const { return ip_; }
 
 private:
-	static int run(const std::string &cmd)
-	{
-		return std::system((cmd + " >/dev/null 2>&1").c_str());
-	}
-
 	std::string netdev_, ip_, prefix_;
 	bool added_ = false;
 };

@@ -477,6 +477,20 @@ inline ::testing::AssertionResult all_are(const uint8_t *p, size_t n,
 	return ::testing::AssertionSuccess();
 }
 
+// Waits until hw_counter(name) - before reaches at least want, or kWait.
+// Returns the last difference seen.
+inline long wait_delta(const std::string &name, long before, long want)
+{
+	const auto deadline = Clock::now() + kWait;
+	long d = hw_counter(name) - before;
+
+	while (d < want && Clock::now() < deadline) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		d = hw_counter(name) - before;
+	}
+	return d;
+}
+
 } // namespace sroce::test
 
 #endif
