@@ -372,12 +372,6 @@ size_t size_arg(const char *s, ibv_qp_type t)
 
 } // namespace
 
-[[noreturn]] void sroce::test::peer::die(const std::string &what)
-{
-	std::cerr << "sroce_live: " << what << "\n";
-	std::exit(1);
-}
-
 int main(int argc, char **argv)
 {
 	Options o;

@@ -3,11 +3,12 @@
 // other a line with what addresses its QP and buffer (Wire), then short
 // control lines ("ready", "done ...").  Every wait is bounded.
 //
-// A tool that includes this defines peer::die(), which prints its own name
-// with the message and exits 1; the functions here call it on any failure.
+// The functions here call peer::die() on any failure: the tool's name and
+// the message on stderr, exit status 1.
 #ifndef SROCE_TESTS_PEER_EXCHANGE_H
 #define SROCE_TESTS_PEER_EXCHANGE_H
 
+#include <errno.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -16,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -28,7 +30,11 @@
 
 namespace sroce::test::peer {
 
-[[noreturn]] void die(const std::string &what);
+[[noreturn]] inline void die(const std::string &what)
+{
+	std::cerr << program_invocation_short_name << ": " << what << "\n";
+	std::exit(1);
+}
 
 inline void check(const ::testing::AssertionResult &r)
 {

@@ -292,12 +292,6 @@ int run_client(const std::string &host, const std::string &port)
 
 } // namespace
 
-[[noreturn]] void sroce::test::peer::die(const std::string &what)
-{
-	std::cerr << "sroce_pmem: " << what << "\n";
-	std::exit(1);
-}
-
 int main(int argc, char **argv)
 {
 	const std::vector<std::string> a(argv + 1, argv + argc);

@@ -279,12 +279,6 @@ int run_client(const Options &o)
 
 } // namespace
 
-[[noreturn]] void sroce::test::peer::die(const std::string &what)
-{
-	std::cerr << "sroce_rc_retry: " << what << "\n";
-	std::exit(1);
-}
-
 int main(int argc, char **argv)
 {
 	Options o;

@@ -40,12 +40,6 @@
 #include "test_env.h"
 #include "verbs_util.h"
 
-[[noreturn]] void sroce::test::peer::die(const std::string &what)
-{
-	std::cerr << "sroce_rc_scale: " << what << "\n";
-	std::exit(1);
-}
-
 namespace {
 
 using namespace sroce::test;
