@@ -286,35 +286,6 @@ protected:
 		return r;
 	}
 
-	static int post_recv(ibv_qp *q, uint64_t id, ibv_sge sge)
-	{
-		ibv_recv_wr wr{};
-		ibv_recv_wr *bad = nullptr;
-		wr.wr_id = id;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		return ibv_post_recv(q, &wr, &bad);
-	}
-
-	// One WR of one SGE through ibv_post_send: a SEND (imm: the immediate
-	// data of SEND_WITH_IMM) or an RDMA WRITE to raddr under rkey.
-	static int post_send(ibv_qp *q, uint64_t id, ibv_wr_opcode op,
-			     ibv_sge sge, unsigned flags, uint64_t raddr = 0,
-			     uint32_t rkey = 0, __be32 imm = 0)
-	{
-		ibv_send_wr wr{};
-		ibv_send_wr *bad = nullptr;
-		wr.wr_id = id;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = op;
-		wr.send_flags = flags;
-		wr.imm_data = imm;
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-		return ibv_post_send(q, &wr, &bad);
-	}
-
 	Context ctx_;
 	Pd pd_;
 	ibv_gid gid_{};

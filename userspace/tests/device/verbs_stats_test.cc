@@ -102,29 +102,6 @@ protected:
 		ASSERT_TRUE(t.smr && t.dmr) << std::strerror(errno);
 	}
 
-	static int post_recv(ibv_qp *q, uint64_t id, ibv_sge sge)
-	{
-		ibv_recv_wr wr{}, *bad = nullptr;
-		wr.wr_id = id;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		return ibv_post_recv(q, &wr, &bad);
-	}
-
-	static int post_send(ibv_qp *q, uint64_t id, ibv_wr_opcode op,
-			     ibv_sge sge, uint64_t raddr = 0, uint32_t rkey = 0)
-	{
-		ibv_send_wr wr{}, *bad = nullptr;
-		wr.wr_id = id;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = op;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-		return ibv_post_send(q, &wr, &bad);
-	}
-
 	Context ctx_;
 	Pd pd_;
 	ibv_gid gid_{};
@@ -156,7 +133,8 @@ TEST_F(Stats, SendsAreCountedAsMessagesPacketsAndBytes)
 	for (int i = 0; i < kN; i++)
 		ASSERT_EQ(post_send(a.qp.get(), i, IBV_WR_SEND,
 				    {uintptr_t(src.data() + i * kSize),
-				     uint32_t(kSize), smr->lkey}),
+				     uint32_t(kSize), smr->lkey},
+				    IBV_SEND_SIGNALED),
 			  0);
 	for (int i = 0; i < kN; i++) {
 		ASSERT_TRUE(completes(a.scq.get(), i, IBV_WC_SUCCESS,
@@ -196,7 +174,8 @@ TEST_F(Stats, BadRkeyWriteCountsRemoteAccessErrors)
 	ASSERT_GE(resp, 0);
 	ASSERT_EQ(post_send(a.qp.get(), 1, IBV_WR_RDMA_WRITE,
 			    {uintptr_t(src.data()), 64, smr->lkey},
-			    uintptr_t(dst.data()), dmr->rkey ^ 0x5a5a0000),
+			    IBV_SEND_SIGNALED, uintptr_t(dst.data()),
+			    dmr->rkey ^ 0x5a5a0000),
 		  0);
 	ASSERT_TRUE(completes(a.scq.get(), 1, IBV_WC_REM_ACCESS_ERR,
 			      IBV_WC_RDMA_WRITE));
@@ -219,7 +198,8 @@ TEST_F(Stats, SendWithoutReceiveCountsRnrNaks)
 	const long sent = hw_counter("send_rnr_err");
 	const long rcvd = hw_counter("rcvd_rnr_err");
 	ASSERT_EQ(post_send(a.qp.get(), 1, IBV_WR_SEND,
-			    {uintptr_t(src.data()), 64, smr->lkey}),
+			    {uintptr_t(src.data()), 64, smr->lkey},
+			    IBV_SEND_SIGNALED),
 		  0);
 	EXPECT_GE(wait_delta("send_rnr_err", sent, 1), 1);
 	EXPECT_GE(wait_delta("rcvd_rnr_err", rcvd, 1), 1);
@@ -407,7 +387,8 @@ protected:
 		for (int i = 0; i < n; i++)
 			ASSERT_EQ(post_send(a.qp.get(), i, IBV_WR_SEND,
 					    {uintptr_t(src.data() + i * size),
-					     uint32_t(size), smr->lkey}),
+					     uint32_t(size), smr->lkey},
+					    IBV_SEND_SIGNALED),
 				  0);
 		for (int i = 0; i < n; i++) {
 			ASSERT_TRUE(completes(a.scq.get(), i, IBV_WC_SUCCESS,

@@ -118,15 +118,6 @@ protected:
 		return Ah(ibv_create_ah(pd, &a));
 	}
 
-	static int post_recv(ibv_qp *qp, uint64_t id, ibv_sge sge)
-	{
-		ibv_recv_wr wr{}, *bad = nullptr;
-		wr.wr_id = id;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		return ibv_post_recv(qp, &wr, &bad);
-	}
-
 	static int post_ud(ibv_qp *qp, uint64_t id, ibv_sge sge, ibv_ah *ah,
 			   uint32_t dqpn, uint32_t qkey,
 			   ibv_wr_opcode op = IBV_WR_SEND, uint32_t imm = 0)

@@ -477,6 +477,36 @@ inline ::testing::AssertionResult all_are(const uint8_t *p, size_t n,
 	return ::testing::AssertionSuccess();
 }
 
+// One receive work request of one SGE.
+inline int post_recv(ibv_qp *qp, uint64_t id, ibv_sge sge)
+{
+	ibv_recv_wr wr{}, *bad = nullptr;
+
+	wr.wr_id = id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+// One send work request of one SGE through ibv_post_send: a SEND (imm: the
+// immediate data of SEND_WITH_IMM) or an RDMA WRITE to raddr under rkey.
+inline int post_send(ibv_qp *qp, uint64_t id, ibv_wr_opcode op, ibv_sge sge,
+		     unsigned int flags, uint64_t raddr = 0, uint32_t rkey = 0,
+		     __be32 imm = 0)
+{
+	ibv_send_wr wr{}, *bad = nullptr;
+
+	wr.wr_id = id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = flags;
+	wr.imm_data = imm;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
 // Waits until hw_counter(name) - before reaches at least want, or kWait.
 // Returns the last difference seen.
 inline long wait_delta(const std::string &name, long before, long want)
