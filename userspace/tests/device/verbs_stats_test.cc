@@ -27,7 +27,6 @@
 #include <cstring>
 #include <iostream>
 #include <map>
-#include <functional>
 #include <memory>
 #include <regex>
 #include <string>
