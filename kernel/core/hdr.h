@@ -27,6 +27,7 @@
 #define SROCE_AETH_LEN		4
 #define SROCE_DETH_LEN		8
 #define SROCE_FETH_LEN		4
+#define SROCE_XRCETH_LEN	4
 #define SROCE_IMMDT_LEN		4
 #define SROCE_IETH_LEN		4
 #define SROCE_ATOMIC_ETH_LEN	28
@@ -106,6 +107,23 @@ struct sroce_deth {
 	u8 resv8;
 	u32 src_qp;		/* 24 bits */
 };
+
+/*
+ * XRC Extended Transport Header (IBTA Vol. 1, Annex A14; in every XRC
+ * request, none in responses): eight reserved bits, then the number of
+ * the XRC SRQ at the target that the message is for.  The target QP's
+ * number is in the BTH.
+ */
+static inline u32 sroce_hdr_xrceth_decode(const u8 *p)
+{
+	return sroce_wire_get24(p + 1);
+}
+
+static inline void sroce_hdr_xrceth_encode(u8 *p, u32 srqn)
+{
+	p[0] = 0;
+	sroce_wire_put24(p + 1, srqn);
+}
 
 /*
  * FLUSH Extended Transport Header (IBTA A19.4.1): one big-endian word whose

@@ -14,7 +14,8 @@
 
 /* Offset at which each header starts if present, from the BTH. */
 #define AT_DETH(h)	SROCE_BTH_LEN
-#define AT_FETH(h)	(AT_DETH(h) + HLEN(h, DETH, SROCE_DETH_LEN))
+#define AT_XRCETH(h)	(AT_DETH(h) + HLEN(h, DETH, SROCE_DETH_LEN))
+#define AT_FETH(h)	(AT_XRCETH(h) + HLEN(h, XRCETH, SROCE_XRCETH_LEN))
 #define AT_RETH(h)	(AT_FETH(h) + HLEN(h, FETH, SROCE_FETH_LEN))
 #define AT_ATOMIC(h)	(AT_RETH(h) + HLEN(h, RETH, SROCE_RETH_LEN))
 #define AT_AETH(h)	(AT_ATOMIC(h) + \
@@ -40,6 +41,7 @@
 		.hdr_len = AT_END(h),					\
 		.off = {						\
 			[SROCE_EXT_DETH] = OFF(h, DETH, AT_DETH),	\
+			[SROCE_EXT_XRCETH] = OFF(h, XRCETH, AT_XRCETH),	\
 			[SROCE_EXT_FETH] = OFF(h, FETH, AT_FETH),	\
 			[SROCE_EXT_RETH] = OFF(h, RETH, AT_RETH),	\
 			[SROCE_EXT_ATOMIC_ETH] =			\
@@ -69,6 +71,7 @@
 #define H_IMM	SROCE_HDR_IMMDT
 #define H_IETH	SROCE_HDR_IETH
 #define H_DETH	SROCE_HDR_DETH
+#define H_X	SROCE_HDR_XRCETH
 
 static const struct sroce_opcode_info sroce_opcode_table[256] = {
 	/* SEND and RDMA WRITE, as UC's below but with a reply */
@@ -135,6 +138,48 @@ static const struct sroce_opcode_info sroce_opcode_table[256] = {
 	OP(UD_SEND_ONLY, UD, SEND, NONE, H_DETH, REQ | PL | ONLY),
 	OP(UD_SEND_ONLY_IMM, UD, SEND, NONE, H_DETH | H_IMM,
 	   REQ | PL | ONLY | IMM),
+
+	/*
+	 * XRC: RC's rows with transport 101b; every request carries an
+	 * XRCETH before its other extension headers, responses none.
+	 */
+	OP(XRC_SEND_FIRST, XRC, SEND, ACK, H_X, REQ | PL | FIRST),
+	OP(XRC_SEND_MIDDLE, XRC, SEND, ACK, H_X, REQ | PL | MIDDLE),
+	OP(XRC_SEND_LAST, XRC, SEND, ACK, H_X, REQ | PL | LAST),
+	OP(XRC_SEND_LAST_IMM, XRC, SEND, ACK, H_X | H_IMM,
+	   REQ | PL | LAST | IMM),
+	OP(XRC_SEND_ONLY, XRC, SEND, ACK, H_X, REQ | PL | ONLY),
+	OP(XRC_SEND_ONLY_IMM, XRC, SEND, ACK, H_X | H_IMM,
+	   REQ | PL | ONLY | IMM),
+	OP(XRC_WRITE_FIRST, XRC, WRITE, ACK, H_X | H_RETH, REQ | PL | FIRST),
+	OP(XRC_WRITE_MIDDLE, XRC, WRITE, ACK, H_X, REQ | PL | MIDDLE),
+	OP(XRC_WRITE_LAST, XRC, WRITE, ACK, H_X, REQ | PL | LAST),
+	OP(XRC_WRITE_LAST_IMM, XRC, WRITE, ACK, H_X | H_IMM,
+	   REQ | PL | LAST | IMM),
+	OP(XRC_WRITE_ONLY, XRC, WRITE, ACK, H_X | H_RETH, REQ | PL | ONLY),
+	OP(XRC_WRITE_ONLY_IMM, XRC, WRITE, ACK, H_X | H_RETH | H_IMM,
+	   REQ | PL | ONLY | IMM),
+	OP(XRC_SEND_LAST_INV, XRC, SEND, ACK, H_X | H_IETH,
+	   REQ | PL | LAST | INV),
+	OP(XRC_SEND_ONLY_INV, XRC, SEND, ACK, H_X | H_IETH,
+	   REQ | PL | ONLY | INV),
+	OP(XRC_READ_REQUEST, XRC, READ_REQ, READ_RESP, H_X | H_RETH,
+	   REQ | ONLY),
+	OP(XRC_READ_RESPONSE_FIRST, XRC, READ_RESP, NONE, H_AETH,
+	   RSP | PL | FIRST),
+	OP(XRC_READ_RESPONSE_MIDDLE, XRC, READ_RESP, NONE, H_NONE,
+	   RSP | PL | MIDDLE),
+	OP(XRC_READ_RESPONSE_LAST, XRC, READ_RESP, NONE, H_AETH,
+	   RSP | PL | LAST),
+	OP(XRC_READ_RESPONSE_ONLY, XRC, READ_RESP, NONE, H_AETH,
+	   RSP | PL | ONLY),
+	OP(XRC_ACK, XRC, ACK, NONE, H_AETH, RSP | ONLY),
+	OP(XRC_ATOMIC_ACK, XRC, ATOMIC_ACK, NONE,
+	   H_AETH | SROCE_HDR_ATOMIC_ACK_ETH, RSP | ONLY),
+	OP(XRC_CMP_SWAP, XRC, CMP_SWAP, ATOMIC_ACK,
+	   H_X | SROCE_HDR_ATOMIC_ETH, REQ | ONLY),
+	OP(XRC_FETCH_ADD, XRC, FETCH_ADD, ATOMIC_ACK,
+	   H_X | SROCE_HDR_ATOMIC_ETH, REQ | ONLY),
 
 	/*
 	 * RoCE v2 congestion notification (IBTA A17.9.3): BTH, 16 reserved

@@ -7,11 +7,11 @@
  * which reply the responder owes.
  *
  * An opcode is 3 bits of transport (7:5) and 5 bits of operation (4:0).  RC,
- * UC and UD opcodes, the RC memory placement extensions of IBTA 1.5 (FLUSH
- * and ATOMIC WRITE, Annex A19) and the RoCE v2 CNP are known; RD and XRC
- * opcodes, the manufacturer-specific range and every reserved value are
- * unknown: sroce_opcode_lookup() returns NULL for them and the receive path
- * drops them.
+ * UC, UD and XRC opcodes, the RC memory placement extensions of IBTA 1.5
+ * (FLUSH and ATOMIC WRITE, Annex A19) and the RoCE v2 CNP are known; RD
+ * opcodes, XRC's FLUSH and ATOMIC WRITE, the manufacturer-specific range
+ * and every reserved value are unknown: sroce_opcode_lookup() returns NULL
+ * for them and the receive path drops them.
  */
 #ifndef SROCE_CORE_OPCODE_H
 #define SROCE_CORE_OPCODE_H
@@ -75,6 +75,31 @@ enum sroce_opcode {
 	SROCE_OP_UD_SEND_ONLY_IMM = 0x65,
 
 	SROCE_OP_CNP = 0x81,
+
+	/* XRC (Annex A14): RC's opcodes with transport 101b */
+	SROCE_OP_XRC_SEND_FIRST = 0xa0,
+	SROCE_OP_XRC_SEND_MIDDLE = 0xa1,
+	SROCE_OP_XRC_SEND_LAST = 0xa2,
+	SROCE_OP_XRC_SEND_LAST_IMM = 0xa3,
+	SROCE_OP_XRC_SEND_ONLY = 0xa4,
+	SROCE_OP_XRC_SEND_ONLY_IMM = 0xa5,
+	SROCE_OP_XRC_WRITE_FIRST = 0xa6,
+	SROCE_OP_XRC_WRITE_MIDDLE = 0xa7,
+	SROCE_OP_XRC_WRITE_LAST = 0xa8,
+	SROCE_OP_XRC_WRITE_LAST_IMM = 0xa9,
+	SROCE_OP_XRC_WRITE_ONLY = 0xaa,
+	SROCE_OP_XRC_WRITE_ONLY_IMM = 0xab,
+	SROCE_OP_XRC_READ_REQUEST = 0xac,
+	SROCE_OP_XRC_READ_RESPONSE_FIRST = 0xad,
+	SROCE_OP_XRC_READ_RESPONSE_MIDDLE = 0xae,
+	SROCE_OP_XRC_READ_RESPONSE_LAST = 0xaf,
+	SROCE_OP_XRC_READ_RESPONSE_ONLY = 0xb0,
+	SROCE_OP_XRC_ACK = 0xb1,
+	SROCE_OP_XRC_ATOMIC_ACK = 0xb2,
+	SROCE_OP_XRC_CMP_SWAP = 0xb3,
+	SROCE_OP_XRC_FETCH_ADD = 0xb4,
+	SROCE_OP_XRC_SEND_LAST_INV = 0xb6,
+	SROCE_OP_XRC_SEND_ONLY_INV = 0xb7,
 };
 
 /* What a packet of the opcode is. */
@@ -108,13 +133,15 @@ enum sroce_op_reply {
 
 /*
  * Extension headers, in the order they follow the BTH on the wire (IBTA
- * 9.2: DETH, then RETH or AtomicETH, then ImmDt or IETH; responses AETH then
- * AtomicAckETH; FLUSH: FETH, then RETH).  No known opcode carries two
+ * 9.2: DETH, then RETH or AtomicETH, then ImmDt or IETH; responses AETH
+ * then AtomicAckETH; XRC requests: XRCETH first, Annex A14; FLUSH: FETH,
+ * then RETH).  No known opcode carries two
  * headers out of this order, so the offsets of the table follow from the
  * set of headers alone.
  */
 enum sroce_ext {
 	SROCE_EXT_DETH,
+	SROCE_EXT_XRCETH,
 	SROCE_EXT_FETH,
 	SROCE_EXT_RETH,
 	SROCE_EXT_ATOMIC_ETH,
@@ -128,6 +155,7 @@ enum sroce_ext {
 
 #define SROCE_HDR(ext)		(1u << (ext))
 #define SROCE_HDR_DETH		SROCE_HDR(SROCE_EXT_DETH)
+#define SROCE_HDR_XRCETH	SROCE_HDR(SROCE_EXT_XRCETH)
 #define SROCE_HDR_FETH		SROCE_HDR(SROCE_EXT_FETH)
 #define SROCE_HDR_RETH		SROCE_HDR(SROCE_EXT_RETH)
 #define SROCE_HDR_ATOMIC_ETH	SROCE_HDR(SROCE_EXT_ATOMIC_ETH)
@@ -168,6 +196,12 @@ const char *sroce_opcode_name(u8 opcode);
 static inline enum sroce_transport sroce_opcode_transport(u8 opcode)
 {
 	return (enum sroce_transport)(opcode >> SROCE_OPCODE_TRANSPORT_SHIFT);
+}
+
+/* RC and XRC: acknowledged, retried, answered (IBTA 9.7; XRC: A14). */
+static inline bool sroce_transport_is_reliable(enum sroce_transport tr)
+{
+	return tr == SROCE_TRANSPORT_RC || tr == SROCE_TRANSPORT_XRC;
 }
 
 static inline bool sroce_opcode_has(const struct sroce_opcode_info *info,

@@ -34,6 +34,7 @@ static const char *const sroce_drop_names[SROCE_DROP_NR] = {
 	[SROCE_DROP_BAD_DMA_LEN] = "bad_dma_len",
 	[SROCE_DROP_MISALIGNED_ATOMIC] = "misaligned_atomic",
 	[SROCE_DROP_BAD_FETH] = "bad_feth",
+	[SROCE_DROP_BAD_XRC_SRQ] = "bad_xrc_srq",
 };
 
 const char *sroce_pkt_drop_name(enum sroce_drop reason)
@@ -89,6 +90,9 @@ static void sroce_pkt_decode_ext(const u8 *buf, struct sroce_pkt *pkt)
 
 	if (op->hdrs & SROCE_HDR_DETH)
 		sroce_hdr_deth_decode(&pkt->deth, buf + off[SROCE_EXT_DETH]);
+	if (op->hdrs & SROCE_HDR_XRCETH)
+		pkt->xrc_srqn = sroce_hdr_xrceth_decode(buf +
+						       off[SROCE_EXT_XRCETH]);
 	if (op->hdrs & SROCE_HDR_FETH)
 		sroce_hdr_feth_decode(&pkt->feth, buf + off[SROCE_EXT_FETH]);
 	if (op->hdrs & SROCE_HDR_RETH)

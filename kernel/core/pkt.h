@@ -44,7 +44,7 @@ enum sroce_drop {
 	SROCE_DROP_TOO_SHORT,		/* less than a BTH and an ICRC */
 	SROCE_DROP_LEN_UNALIGNED,	/* not a whole number of 4-byte words */
 	SROCE_DROP_BAD_TVER,		/* transport header version not 0 */
-	SROCE_DROP_UNKNOWN_OPCODE,	/* RD, XRC, reserved, vendor... */
+	SROCE_DROP_UNKNOWN_OPCODE,	/* RD, reserved, vendor... */
 	SROCE_DROP_BAD_PKEY,		/* not the default partition */
 	SROCE_DROP_BAD_QPN,		/* QP0, or QP1/multicast not UD */
 	SROCE_DROP_TRUNCATED,		/* shorter than the opcode's headers */
@@ -58,6 +58,8 @@ enum sroce_drop {
 	SROCE_DROP_BAD_DMA_LEN,		/* RETH length impossible */
 	SROCE_DROP_MISALIGNED_ATOMIC,	/* atomic VA not 8-byte aligned */
 	SROCE_DROP_BAD_FETH,		/* FLUSH placement/selectivity invalid */
+	/* found by the data path, not by sroce_pkt_parse() */
+	SROCE_DROP_BAD_XRC_SRQ,		/* XRCETH: no SRQ of the domain */
 	SROCE_DROP_NR,
 };
 
@@ -69,6 +71,7 @@ struct sroce_pkt {
 	struct sroce_reth reth;
 	struct sroce_aeth aeth;
 	struct sroce_deth deth;
+	u32 xrc_srqn;		/* XRCETH: the target's XRC SRQ */
 	struct sroce_feth feth;
 	struct sroce_atomic_eth atomic;
 	u64 atomic_orig;	/* AtomicAckETH: original remote data */

@@ -29,9 +29,11 @@ enum sroce_phys_state {
 
 /*
  * Worst-case bytes a RoCE v2 packet adds to its payload inside one netdev
- * MTU: IPv6 header (40), UDP (8), BTH (12), the largest extended-header set
- * one packet can carry (AtomicETH, 28) and the ICRC (4).  A path MTU is usable
- * only if a full payload plus this overhead fits in the netdev MTU.
+ * MTU: IPv6 header (40), UDP (8), BTH (12), 28 bytes of extended headers
+ * (more than any packet with payload carries: XRC's RDMA WRITE ONLY with
+ * immediate has 24; XRC's atomics, 32, carry none) and the ICRC (4).  A path
+ * MTU is usable only if a full payload plus this overhead fits in the
+ * netdev MTU.
  */
 #define SROCE_ROCE_OVERHEAD (40 + 8 + 12 + 28 + 4)
 

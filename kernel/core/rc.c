@@ -148,7 +148,8 @@ sroce_rc_resp_decide(const struct sroce_rc_resp_state *st,
 	const struct sroce_opcode_info *op = pkt->op;
 	int d;
 
-	if (!op || op->transport != SROCE_TRANSPORT_RC ||
+	if (!op ||
+	    !sroce_transport_is_reliable((enum sroce_transport)op->transport) ||
 	    !(op->flags & SROCE_OPF_REQUEST))
 		return SROCE_RC_RESP_DROP;
 	if (reason != SROCE_DROP_NONE && !sroce_pkt_drop_is_request_error(reason))

@@ -168,7 +168,8 @@ enum sroce_rc_resp_action {
  * (sroce_pkt_drop_is_request_error()).  A request error or an opcode that
  * does not fit st->seq is only acted on (NAK_INVALID) at the expected PSN;
  * behind it the packet is a duplicate, ahead of it a sequence error.
- * Responses and non-RC packets are DROP.
+ * Responses and packets of other transports than RC and XRC are DROP (the
+ * caller has matched the transport to the QP's).
  */
 enum sroce_rc_resp_action
 sroce_rc_resp_decide(const struct sroce_rc_resp_state *st,

@@ -7,6 +7,25 @@
 /* The RC range is transport 0, so the other ranges differ in the top bits. */
 #define SROCE_OPCODE_UC_BASE \
 	((u8)(SROCE_TRANSPORT_UC << SROCE_OPCODE_TRANSPORT_SHIFT))
+#define SROCE_OPCODE_XRC_BASE \
+	((u8)(SROCE_TRANSPORT_XRC << SROCE_OPCODE_TRANSPORT_SHIFT))
+
+/*
+ * XRC has RC's requests but not IBTA 1.5's placement extensions, whose XRC
+ * opcodes sroce does not know (neither does any peer it could talk to).
+ */
+static u8 sroce_xrc_req_opcode(enum sroce_rc_msg msg, bool first, bool last)
+{
+	if (msg == SROCE_RC_MSG_FLUSH || msg == SROCE_RC_MSG_ATOMIC_WRITE)
+		return 0xff;
+	return SROCE_OPCODE_XRC_BASE | sroce_rc_req_opcode(msg, first, last);
+}
+
+u8 sroce_resp_opcode(enum sroce_transport tr, u8 rc_opcode)
+{
+	return tr == SROCE_TRANSPORT_XRC ? SROCE_OPCODE_XRC_BASE | rc_opcode :
+					   rc_opcode;
+}
 
 u8 sroce_req_opcode(enum sroce_transport tr, enum sroce_rc_msg msg,
 		    bool first, bool last)
@@ -14,6 +33,8 @@ u8 sroce_req_opcode(enum sroce_transport tr, enum sroce_rc_msg msg,
 	switch (tr) {
 	case SROCE_TRANSPORT_RC:
 		return sroce_rc_req_opcode(msg, first, last);
+	case SROCE_TRANSPORT_XRC:
+		return sroce_xrc_req_opcode(msg, first, last);
 	case SROCE_TRANSPORT_UC:
 		if (msg != SROCE_RC_MSG_SEND && msg != SROCE_RC_MSG_SEND_IMM &&
 		    msg != SROCE_RC_MSG_WRITE && msg != SROCE_RC_MSG_WRITE_IMM)

@@ -19,12 +19,19 @@
 
 /*
  * Opcode of one request packet of msg on transport tr: the RC opcodes of
- * sroce_rc_req_opcode(), the same SENDs and WRITEs in the UC range, or a
- * UD SEND ONLY.  Returns 0xff if tr does not carry msg, or (UD) if the
- * packet is not a whole message.
+ * sroce_rc_req_opcode(), the same in the XRC range (without FLUSH and
+ * ATOMIC WRITE), RC's SENDs and WRITEs in the UC range, or a UD SEND ONLY.
+ * Returns 0xff if tr does not carry msg, or (UD) if the packet is not a
+ * whole message.
  */
 u8 sroce_req_opcode(enum sroce_transport tr, enum sroce_rc_msg msg,
 		    bool first, bool last);
+
+/*
+ * The opcode a responder of transport tr (RC or XRC) sends for the RC
+ * response opcode rc_opcode (ACK, atomic ACK, read responses).
+ */
+u8 sroce_resp_opcode(enum sroce_transport tr, u8 rc_opcode);
 
 enum sroce_uc_resp_action {
 	SROCE_UC_RESP_EXECUTE,	/* carry it out (st may have resynchronised) */

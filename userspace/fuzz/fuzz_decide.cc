@@ -14,7 +14,8 @@
 // Besides "no crash, no out-of-bounds access, no undefined behaviour", the
 // target checks that every decision is one the IBTA rules allow and traps
 // if not:
-//  * RC responder: only a request of the RC transport is acted on; the
+//  * RC responder: only a request of a reliable transport (RC, or XRC,
+//    whose responder decides the same) is acted on; the
 //    expected PSN with a fitting opcode executes, a PSN behind is a
 //    duplicate, one ahead is NAKed once; executing advances the expected
 //    PSN by one (a READ by its response packets) and the message state by
@@ -27,7 +28,9 @@
 //    message only when one was in progress;
 //  * requester opcodes: every opcode the requester may send is a request
 //    of its transport, with the FIRST/LAST flags asked for (READ and
-//    atomics: always ONLY).
+//    atomics: always ONLY); XRC's carry an XRCETH and are RC's in the XRC
+//    range, without FLUSH and ATOMIC WRITE; an XRC responder's response
+//    opcodes are RC's in the XRC range, responses without an XRCETH.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -63,6 +66,12 @@ bool is_request_of(const sroce_pkt &pkt, sroce_transport tr)
 	       (pkt.op->flags & SROCE_OPF_REQUEST);
 }
 
+bool is_reliable_request(const sroce_pkt &pkt)
+{
+	return is_request_of(pkt, SROCE_TRANSPORT_RC) ||
+	       is_request_of(pkt, SROCE_TRANSPORT_XRC);
+}
+
 bool starts(const sroce_pkt &pkt)
 {
 	return pkt.op->flags & SROCE_OPF_FIRST;
@@ -76,7 +85,7 @@ void rc_responder(const sroce_rc_resp_state &st0, const sroce_pkt &pkt,
 			    sroce_pkt_drop_is_request_error(reason);
 
 	check(a >= SROCE_RC_RESP_EXECUTE && a <= SROCE_RC_RESP_NAK_INVALID);
-	if (!is_request_of(pkt, SROCE_TRANSPORT_RC) || !usable) {
+	if (!is_reliable_request(pkt) || !usable) {
 		check(a == SROCE_RC_RESP_DROP);
 		return;
 	}
@@ -182,24 +191,42 @@ void uc_responder(const sroce_rc_resp_state &st0, const sroce_pkt &pkt,
 }
 
 // Everything the requester may put on the wire parses as a request of its
-// transport.  Cheap: 3 transports x 8 messages x 4 flag pairs per input.
+// transport.  Cheap: one of 4 transports x 10 messages x 4 flag pairs per
+// input.
 void requester_opcodes(uint8_t pick)
 {
 	const sroce_transport tr[] = {SROCE_TRANSPORT_RC, SROCE_TRANSPORT_UC,
-				      SROCE_TRANSPORT_UD};
-	const sroce_transport t = tr[pick % 3];
+				      SROCE_TRANSPORT_UD, SROCE_TRANSPORT_XRC};
+	const sroce_transport t = tr[pick % 4];
 
 	for (int m = 0; m < SROCE_RC_MSG_NR; m++) {
 		for (int fl = 0; fl < 4; fl++) {
 			const bool first = fl & 1, last = fl & 2;
 			const uint8_t opc = sroce_req_opcode(
 				t, sroce_rc_msg(m), first, last);
+			if (t == SROCE_TRANSPORT_XRC) {
+				const uint8_t rc = sroce_rc_req_opcode(
+					sroce_rc_msg(m), first, last);
+				const bool placement =
+					m == SROCE_RC_MSG_FLUSH ||
+					m == SROCE_RC_MSG_ATOMIC_WRITE;
+				check(opc == (placement ? 0xff : (0xa0 | rc)));
+			}
+			if (t == SROCE_TRANSPORT_RC || t == SROCE_TRANSPORT_XRC)
+				check(opc != 0xff ||
+				      (t == SROCE_TRANSPORT_XRC &&
+				       (m == SROCE_RC_MSG_FLUSH ||
+					m == SROCE_RC_MSG_ATOMIC_WRITE)));
 			if (opc == 0xff)
 				continue;
 			const sroce_opcode_info *op = sroce_opcode_lookup(opc);
 			check(op != nullptr);
 			check(op->transport == t);
 			check(op->flags & SROCE_OPF_REQUEST);
+			check(sroce_opcode_has(op, SROCE_EXT_XRCETH) ==
+			      (t == SROCE_TRANSPORT_XRC));
+			if (t == SROCE_TRANSPORT_XRC)
+				check(op->off[SROCE_EXT_XRCETH] == SROCE_BTH_LEN);
 			// READ, atomics, FLUSH and ATOMIC WRITE are one
 			// packet whatever is asked
 			if (m == SROCE_RC_MSG_READ || m == SROCE_RC_MSG_CMP_SWAP ||
@@ -214,6 +241,24 @@ void requester_opcodes(uint8_t pick)
 			check(bool(op->flags & SROCE_OPF_LAST) == last);
 		}
 	}
+}
+
+// The responder's opcodes: an RC response opcode stays itself on RC and
+// becomes the XRC response of the same kind and position on XRC.
+void responder_opcodes(uint8_t pick)
+{
+	const uint8_t rc = uint8_t(0x0d + pick % 6);	// READ RESPONSE ... ATOMIC ACK
+	const sroce_opcode_info *r = sroce_opcode_lookup(rc);
+	const uint8_t xrc = sroce_resp_opcode(SROCE_TRANSPORT_XRC, rc);
+	const sroce_opcode_info *x = sroce_opcode_lookup(xrc);
+
+	check(sroce_resp_opcode(SROCE_TRANSPORT_RC, rc) == rc);
+	check(r != nullptr && x != nullptr);
+	check(x->transport == SROCE_TRANSPORT_XRC);
+	check(x->flags & SROCE_OPF_RESPONSE);
+	check(x->kind == r->kind && x->flags == r->flags);
+	check(x->hdrs == r->hdrs && x->hdr_len == r->hdr_len);
+	check(!sroce_opcode_has(x, SROCE_EXT_XRCETH));
 }
 
 } // namespace
@@ -250,5 +295,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	rc_requester(una, next, psn, syndrome);
 	requester_opcodes(data[11]);
+	responder_opcodes(data[10]);
 	return 0;
 }

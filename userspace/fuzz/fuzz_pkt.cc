@@ -8,7 +8,8 @@
 //  * an accepted packet (or a request error, which is fully parsed) has a
 //    consistent layout: headers + payload + pad + ICRC == length;
 //  * every present extension header re-encodes to the bytes it was decoded
-//    from, at the offset the opcode table gives;
+//    from, at the offset the opcode table gives (the XRCETH's reserved
+//    byte, ignored on receive, as 0);
 //  * the ICRC computed in pieces split at the parsed boundaries (headers,
 //    payload, pad) equals the one-shot computation, over IPv4 and IPv6;
 //  * every header decoder, run on the raw input, round-trips;
@@ -56,6 +57,19 @@ void round_trip(const uint8_t *p, Dec dec, Enc enc)
 	check(std::memcmp(out, p, N) == 0);
 }
 
+// The XRCETH at p, decoded as srqn, re-encodes to its bytes but the
+// reserved first one, which is written as 0.
+void xrceth_round_trip(const uint8_t *p, uint32_t srqn)
+{
+	uint8_t out[SROCE_XRCETH_LEN];
+
+	check(srqn <= 0xffffff);
+	std::memset(out, 0xa5, sizeof(out));
+	sroce_hdr_xrceth_encode(out, srqn);
+	check(out[0] == 0);
+	check(!std::memcmp(out + 1, p + 1, SROCE_XRCETH_LEN - 1));
+}
+
 void headers_round_trip(const uint8_t *data, size_t size)
 {
 	if (size >= SROCE_BTH_LEN)
@@ -74,6 +88,8 @@ void headers_round_trip(const uint8_t *data, size_t size)
 		round_trip<SROCE_ATOMIC_ETH_LEN, sroce_atomic_eth>(
 			data, sroce_hdr_atomic_eth_decode,
 			sroce_hdr_atomic_eth_encode);
+	if (size >= SROCE_XRCETH_LEN)
+		xrceth_round_trip(data, sroce_hdr_xrceth_decode(data));
 	if (size >= 1) {
 		const uint8_t syn = data[0];
 		const sroce_aeth_kind k = sroce_hdr_syndrome_kind(syn);
@@ -112,6 +128,14 @@ void ext_round_trip(const uint8_t *bth, const sroce_pkt &pkt)
 	if (op->hdrs & SROCE_HDR_DETH) {
 		sroce_hdr_deth_encode(out, &pkt.deth);
 		check(!std::memcmp(out, bth + op->off[SROCE_EXT_DETH], SROCE_DETH_LEN));
+	}
+	// every XRC request has one, right after the BTH; nothing else has
+	check(bool(op->hdrs & SROCE_HDR_XRCETH) ==
+	      (op->transport == SROCE_TRANSPORT_XRC &&
+	       (op->flags & SROCE_OPF_REQUEST)));
+	if (op->hdrs & SROCE_HDR_XRCETH) {
+		check(op->off[SROCE_EXT_XRCETH] == SROCE_BTH_LEN);
+		xrceth_round_trip(bth + op->off[SROCE_EXT_XRCETH], pkt.xrc_srqn);
 	}
 	if (op->hdrs & SROCE_HDR_ATOMIC_ETH) {
 		sroce_hdr_atomic_eth_encode(out, &pkt.atomic);

@@ -44,6 +44,7 @@ TEST(CoreHdr, Lengths)
 	EXPECT_EQ(SROCE_RETH_LEN, 16);
 	EXPECT_EQ(SROCE_AETH_LEN, 4);
 	EXPECT_EQ(SROCE_DETH_LEN, 8);
+	EXPECT_EQ(SROCE_XRCETH_LEN, 4);		// Annex A14
 	EXPECT_EQ(SROCE_IMMDT_LEN, 4);
 	EXPECT_EQ(SROCE_IETH_LEN, 4);
 	EXPECT_EQ(SROCE_ATOMIC_ETH_LEN, 28);
@@ -252,6 +253,46 @@ TEST(CoreHdr, Deth)
 	Exact out(SROCE_DETH_LEN);
 	sroce_hdr_deth_encode(out.data(), &d);
 	EXPECT_EQ(out.bytes(), in.bytes());
+}
+
+// XRCETH (IBTA Annex A14): 8 reserved bits, then the 24-bit XRC SRQ
+// number.  The reserved byte is written as 0 and ignored when read.
+TEST(CoreHdr, Xrceth)
+{
+	Exact in(from_hex("00" "abcdef"));
+
+	EXPECT_EQ(sroce_hdr_xrceth_decode(in.data()), 0xabcdefu);
+	Exact out(SROCE_XRCETH_LEN);
+	sroce_hdr_xrceth_encode(out.data(), 0xabcdef);
+	EXPECT_EQ(out.bytes(), in.bytes());
+
+	// the reserved byte, whatever it holds, is not part of the number
+	for (int rsvd : {0x01, 0x80, 0xa5, 0xff}) {
+		Exact r(from_hex("00" "000123"));
+		r.data()[0] = static_cast<uint8_t>(rsvd);
+		EXPECT_EQ(sroce_hdr_xrceth_decode(r.data()), 0x000123u) << rsvd;
+	}
+	// ... and is written as 0 over whatever was there
+	Bytes buf(SROCE_XRCETH_LEN + 2, 0x5a);
+	sroce_hdr_xrceth_encode(buf.data() + 1, 0x000001);
+	EXPECT_EQ(buf, from_hex("5a" "00000001" "5a"));
+	// numbers are truncated to their 24 bits
+	sroce_hdr_xrceth_encode(out.data(), 0xff123456u);
+	EXPECT_EQ(out.bytes(), from_hex("00123456"));
+	sroce_hdr_xrceth_encode(out.data(), 0x01000000u);
+	EXPECT_EQ(out.bytes(), from_hex("00000000"));
+
+	// every number round-trips, at every alignment
+	std::mt19937 rng(0xa14);
+	for (int i = 0; i < 10000; i++) {
+		const uint32_t srqn = rng() & 0xffffff;
+		const size_t off = i % 8;
+		Bytes b(off + SROCE_XRCETH_LEN, 0xee);
+
+		sroce_hdr_xrceth_encode(b.data() + off, srqn);
+		ASSERT_EQ(b[off], 0);
+		ASSERT_EQ(sroce_hdr_xrceth_decode(b.data() + off), srqn);
+	}
 }
 
 TEST(CoreHdr, AtomicEth)

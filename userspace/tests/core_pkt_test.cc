@@ -66,7 +66,7 @@ PacketSpec good(const SpecOp &op, size_t payload = 37)
 	}
 	s.dma_len = static_cast<uint32_t>(op.pos == Pos::First ? 4 * s.payload :
 					  s.payload);
-	if (op.opcode == 0x0c)
+	if (op.opcode == 0x0c || op.opcode == 0xac)
 		s.dma_len = 100000;	// read request: any length up to 2^31
 	if (op.opcode == 0x1d) {	// ATOMIC WRITE: always one 8-byte word
 		s.payload = s.dma_len = 8;
@@ -165,6 +165,9 @@ TEST(CorePkt, EveryOpcodeWellFormed)
 			if (h & SROCE_HDR_DETH) {
 				EXPECT_EQ(pkt.deth.qkey, 0x80010000u);
 				EXPECT_EQ(pkt.deth.src_qp, 0x42u);
+			}
+			if (h & SROCE_HDR_XRCETH) {
+				EXPECT_EQ(pkt.xrc_srqn, s.xrc_srqn);
 			}
 			if (h & SROCE_HDR_RETH) {
 				EXPECT_EQ(pkt.reth.va, s.va);
@@ -299,6 +302,12 @@ TEST(CorePkt, DestinationQp)
 		{0x81, 0xffffff, false},
 		{0x04, 2, true},
 		{0x04, 0xfffffe, true},
+		{0xa4, 0, false},		// XRC: as RC
+		{0xa4, 1, false},
+		{0xb1, 1, false},
+		{0xa4, 0xffffff, false},
+		{0xac, 0xffffff, false},
+		{0xa4, 2, true},
 	};
 
 	for (const auto &c : cases) {
@@ -413,8 +422,19 @@ TEST(CorePkt, AethSyndromes)
 		EXPECT_DROP(parse(s), ok ? SROCE_DROP_NONE : SROCE_DROP_BAD_SYNDROME)
 			<< std::hex << syn;
 	}
+	// ... XRC's ACK too
+	for (int syn = 0; syn < 256; syn++) {
+		PacketSpec s = good(0xb1);
+		s.syndrome = static_cast<uint8_t>(syn);
+		const int kind = (syn >> 5) & 3, value = syn & 31;
+		const bool ok = !(syn & 0x80) && kind != 2 &&
+				!(kind == 3 && value > 4);
+
+		EXPECT_DROP(parse(s), ok ? SROCE_DROP_NONE : SROCE_DROP_BAD_SYNDROME)
+			<< std::hex << syn;
+	}
 	// read responses and atomic ACKs: only ACK syndromes
-	for (uint8_t opcode : {0x0d, 0x0f, 0x10, 0x12}) {
+	for (uint8_t opcode : {0x0d, 0x0f, 0x10, 0x12, 0xad, 0xaf, 0xb0, 0xb2}) {
 		for (int syn = 0; syn < 256; syn++) {
 			PacketSpec s = good(opcode);
 			s.syndrome = static_cast<uint8_t>(syn);
@@ -518,7 +538,7 @@ TEST(CorePkt, PathMtuOfConnectedRequests)
 
 TEST(CorePkt, DmaLength)
 {
-	for (uint8_t only : {0x0a, 0x0b, 0x2a, 0x2b}) {
+	for (uint8_t only : {0x0a, 0x0b, 0x2a, 0x2b, 0xaa, 0xab}) {
 		for (uint32_t dma : {0u, 36u, 37u, 38u, 4096u, 0x80000000u,
 				     0x80000001u, 0xffffffffu}) {
 			PacketSpec s = good(only, 37);
@@ -530,7 +550,7 @@ TEST(CorePkt, DmaLength)
 		PacketSpec z = good(only, 0);	// zero-length write
 		EXPECT_DROP(parse(z), SROCE_DROP_NONE);
 	}
-	for (uint8_t first : {0x06, 0x26}) {
+	for (uint8_t first : {0x06, 0x26, 0xa6}) {
 		for (uint32_t dma : {0u, 1023u, 1024u, 1025u, 2048u,
 				     0x80000000u, 0x80000001u}) {
 			PacketSpec s = good(first);
@@ -541,18 +561,22 @@ TEST(CorePkt, DmaLength)
 				<< std::hex << int(first) << " " << dma;
 		}
 	}
-	for (uint32_t dma : {0u, 1u, 0x80000000u, 0x80000001u, 0xffffffffu}) {
-		PacketSpec s = good(0x0c);
-		s.dma_len = dma;
-		EXPECT_DROP(parse(s), dma <= 0x80000000u ? SROCE_DROP_NONE :
-							     SROCE_DROP_BAD_DMA_LEN)
-			<< dma;
+	for (uint8_t read : {0x0c, 0xac}) {
+		for (uint32_t dma : {0u, 1u, 0x80000000u, 0x80000001u,
+				     0xffffffffu}) {
+			PacketSpec s = good(read);
+			s.dma_len = dma;
+			EXPECT_DROP(parse(s), dma <= 0x80000000u ?
+						      SROCE_DROP_NONE :
+						      SROCE_DROP_BAD_DMA_LEN)
+				<< std::hex << int(read) << " " << dma;
+		}
 	}
 }
 
 TEST(CorePkt, AtomicAlignment)
 {
-	for (uint8_t opcode : {0x13, 0x14}) {
+	for (uint8_t opcode : {0x13, 0x14, 0xb3, 0xb4}) {
 		for (uint64_t va = 0x1000; va < 0x1010; va++) {
 			PacketSpec s = good(opcode);
 			s.va = va;
@@ -634,6 +658,121 @@ TEST(CorePkt, FethEncoding)
 	EXPECT_EQ(g.resv, 0xabcd0000u);
 }
 
+// XRC requests (IBTA Annex A14): the XRCETH right after the BTH names
+// the XRC SRQ; the other headers and the payload follow it.
+TEST(CorePkt, XrcRequestsCarryTheirSrq)
+{
+	const struct {
+		uint8_t opcode;
+		size_t payload;
+		uint32_t payload_off;
+	} cases[] = {
+		{0xa4, 37, 16},		// SEND ONLY
+		{0xa6, 1024, 32},	// WRITE FIRST: XRCETH, RETH
+		{0xac, 0, 32},		// READ REQUEST: XRCETH, RETH
+		{0xb3, 0, 44},		// CMP_SWAP: XRCETH, AtomicETH
+		{0xab, 5, 36},		// WRITE ONLY IMM: XRCETH, RETH, ImmDt
+		{0xb7, 0, 20},		// SEND ONLY INV: XRCETH, IETH
+	};
+
+	for (const auto &c : cases) {
+		for (uint32_t srqn : {0x000000u, 0x000001u, 0x00abcdu,
+				      0xffffffu}) {
+			SCOPED_TRACE(testing::Message() << std::hex << "opcode "
+				     << int(c.opcode) << " srqn " << srqn);
+			PacketSpec s = good(c.opcode, c.payload);
+			s.xrc_srqn = srqn;
+			s.va = 0x2000;
+			Bytes b = sroce_test::build_udp_payload(s);
+			sroce_pkt pkt{};
+
+			ASSERT_EQ(b[12], 0);
+			ASSERT_DROP(parse(b, &pkt), SROCE_DROP_NONE);
+			EXPECT_EQ(pkt.op->transport, SROCE_TRANSPORT_XRC);
+			EXPECT_EQ(pkt.xrc_srqn, srqn);
+			EXPECT_EQ(pkt.payload_off, c.payload_off);
+			EXPECT_EQ(pkt.payload_len, s.payload);
+			if (pkt.op->hdrs & SROCE_HDR_RETH) {
+				EXPECT_EQ(pkt.reth.va, 0x2000u);
+				EXPECT_EQ(pkt.reth.rkey, 0x1234u);
+				EXPECT_EQ(pkt.reth.dma_len, s.dma_len);
+			}
+			if (pkt.op->hdrs & SROCE_HDR_ATOMIC_ETH) {
+				EXPECT_EQ(pkt.atomic.va, 0x2000u);
+				EXPECT_EQ(pkt.atomic.rkey, 0x5678u);
+				EXPECT_EQ(pkt.atomic.swap_add, 0x1111111111111111ull);
+			}
+			if (pkt.op->hdrs & SROCE_HDR_IMMDT) {
+				EXPECT_EQ(pkt.imm, 0xdeadbeefu);
+			}
+			if (pkt.op->hdrs & SROCE_HDR_IETH) {
+				EXPECT_EQ(pkt.ieth_rkey, 0xcafeu);
+			}
+
+			// the reserved byte is ignored, whatever it holds
+			b[12] = 0xa5;
+			sroce_pkt rsvd{};
+			EXPECT_DROP(parse(b, &rsvd), SROCE_DROP_NONE);
+			EXPECT_EQ(rsvd.xrc_srqn, srqn);
+		}
+	}
+}
+
+// XRC responses carry no XRCETH: their AETH follows the BTH, as RC's.
+TEST(CorePkt, XrcResponsesHaveNoXrceth)
+{
+	for (uint8_t opcode : {0xad, 0xae, 0xaf, 0xb0, 0xb1, 0xb2}) {
+		const uint8_t rc = opcode & 0x1f;
+		const Bytes x = sroce_test::build_udp_payload(good(opcode));
+		Bytes r = sroce_test::build_udp_payload(good(rc));
+		sroce_pkt px{}, pr{};
+
+		ASSERT_DROP(parse(x, &px), SROCE_DROP_NONE) << int(opcode);
+		ASSERT_DROP(parse(r, &pr), SROCE_DROP_NONE) << int(rc);
+		EXPECT_FALSE(px.op->hdrs & SROCE_HDR_XRCETH);
+		EXPECT_EQ(px.payload_off, pr.payload_off);
+		EXPECT_EQ(px.payload_len, pr.payload_len);
+		EXPECT_EQ(px.aeth.syndrome, pr.aeth.syndrome);
+		EXPECT_EQ(px.aeth.msn, pr.aeth.msn);
+		EXPECT_EQ(px.atomic_orig, pr.atomic_orig);
+		// the same bytes but the opcode: the same packet
+		r[0] = opcode;
+		EXPECT_EQ(r, x);
+	}
+}
+
+// An XRC request whose XRCETH (or what follows it) is cut short is
+// truncated; one with nothing after its XRCETH is a SEND of no payload.
+TEST(CorePkt, XrcTruncated)
+{
+	for (uint8_t opcode : {0xa4, 0xa6, 0xac, 0xb3, 0xb4, 0xab}) {
+		const sroce_opcode_info *info = sroce_opcode_lookup(opcode);
+		ASSERT_NE(info, nullptr);
+		const Bytes full = sroce_test::build_udp_payload(good(opcode, 0));
+
+		// the BTH alone, then every whole word short of the headers
+		for (size_t n = 16; n < info->hdr_len + 4u; n += 4) {
+			Bytes b(full.begin(), full.begin() + long(n) - 4);
+			b.insert(b.end(), 4, 0);	// an ICRC
+			sroce_pkt pkt{};
+
+			EXPECT_DROP(parse(b, &pkt), SROCE_DROP_TRUNCATED)
+				<< info->name << " " << n;
+			ASSERT_NE(pkt.op, nullptr);
+			EXPECT_EQ(pkt.op->opcode, opcode);
+		}
+	}
+	// BTH + XRCETH + ICRC: an empty SEND ONLY
+	PacketSpec s = good(0xa4, 0);
+	s.pad = 0;
+	sroce_pkt pkt{};
+	ASSERT_EQ(sroce_test::build_udp_payload(s).size(), 20u);
+	EXPECT_DROP(parse(sroce_test::build_udp_payload(s), &pkt),
+		    SROCE_DROP_NONE);
+	EXPECT_EQ(pkt.payload_len, 0u);
+	EXPECT_EQ(pkt.xrc_srqn, 0x00abcdu);
+}
+
 // The later drop reasons leave a complete parse behind, for the NAK.
 TEST(CorePkt, RequestErrorsAreFullyParsed)
 {
@@ -657,7 +796,9 @@ TEST(CorePkt, DropClasses)
 	const std::set<int> request_errors = {
 		SROCE_DROP_PAD_NOT_LAST, SROCE_DROP_BAD_PAYLOAD_LEN,
 		SROCE_DROP_BAD_DMA_LEN, SROCE_DROP_MISALIGNED_ATOMIC,
-		SROCE_DROP_BAD_FETH};
+		SROCE_DROP_BAD_FETH,
+		// the data path's: an XRCETH naming no XRC SRQ of the domain
+		SROCE_DROP_BAD_XRC_SRQ};
 
 	for (int r = 0; r < SROCE_DROP_NR; r++)
 		EXPECT_EQ(sroce_pkt_drop_is_request_error(sroce_drop(r)),
@@ -670,7 +811,7 @@ TEST(CorePkt, DropNames)
 	std::set<std::string> names;
 
 	EXPECT_EQ(name(SROCE_DROP_NONE), "none");
-	EXPECT_EQ(SROCE_DROP_NR, 17);
+	EXPECT_EQ(SROCE_DROP_NR, 18);
 	for (int r = 0; r < SROCE_DROP_NR; r++) {
 		const std::string n = name(sroce_drop(r));
 

@@ -135,7 +135,7 @@ inline PacketSpec spec_for(uint8_t opcode, uint32_t psn)
 		s.payload = (op->pos == Pos::First || op->pos == Pos::Middle) ?
 			1024 : 40;
 	s.dma_len = uint32_t(op->pos == Pos::First ? 4 * s.payload : s.payload);
-	if (opcode == 0x0c)
+	if (opcode == 0x0c || opcode == 0xac)
 		s.dma_len = 3000;
 	return s;
 }
@@ -203,12 +203,29 @@ inline const uint8_t kRcRequests[] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06,
 				      0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x13,
 				      0x14, 0x16, 0x17};
 
+// Every XRC request opcode (IBTA Annex A14): RC's with transport 101b,
+// without FLUSH and ATOMIC WRITE.  The responder treats them as RC's, so
+// the rules below take either (by their low five bits).
+inline const uint8_t kXrcRequests[] = {0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5,
+				       0xa6, 0xa7, 0xa8, 0xa9, 0xaa, 0xab,
+				       0xac, 0xb3, 0xb4, 0xb6, 0xb7};
+
+// Both.
+inline std::vector<uint8_t> reliable_requests()
+{
+	std::vector<uint8_t> v(std::begin(kRcRequests), std::end(kRcRequests));
+
+	v.insert(v.end(), std::begin(kXrcRequests), std::end(kXrcRequests));
+	return v;
+}
+
 // The responder's opcode sequence rules (IBTA 9.8.3 / 9.9.3.2), restated:
 // between messages anything that starts one (FIRST, ONLY, READ request,
 // atomics); inside a SEND only SEND MIDDLE or LAST; inside an RDMA WRITE
-// only WRITE MIDDLE or LAST.
+// only WRITE MIDDLE or LAST.  op is an RC or XRC request.
 inline bool fits(sroce_rc_seq seq, uint8_t op)
 {
+	op &= 0x1f;
 	switch (seq) {
 	case SROCE_RC_SEQ_IDLE:
 		for (uint8_t o : {0x00, 0x04, 0x05, 0x17, 0x06, 0x0a, 0x0b, 0x0c,
@@ -224,9 +241,10 @@ inline bool fits(sroce_rc_seq seq, uint8_t op)
 	return false;
 }
 
-// Where the responder is after executing op.
+// Where the responder is after executing op (RC or XRC).
 inline sroce_rc_seq after(uint8_t op)
 {
+	op &= 0x1f;
 	if (op == 0x00 || op == 0x01)
 		return SROCE_RC_SEQ_SEND;
 	if (op == 0x06 || op == 0x07)

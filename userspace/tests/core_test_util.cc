@@ -141,6 +141,7 @@ size_t ext_len(Ext e)
 {
 	switch (e) {
 	case Ext::DETH: return 8;
+	case Ext::XRCETH: return 4;
 	case Ext::FETH: return 4;
 	case Ext::RETH: return 16;
 	case Ext::AtomicETH: return 28;
@@ -158,8 +159,11 @@ const std::vector<SpecOp> &spec_ops()
 	using E = Ext;
 	using P = Pos;
 	// IBTA Vol. 1, 9.2 (opcode table) and 9.3 (header order); FLUSH and
-	// ATOMIC WRITE: Annex A19 (IBTA 1.5); RoCE v2 CNP: Annex A17.9.3.  Columns: opcode, name, transport, headers,
-	// payload, position, request, response, reply owed.
+	// ATOMIC WRITE: Annex A19 (IBTA 1.5); XRC: Annex A14 (every request
+	// has an XRCETH right after the BTH, responses none; sroce knows
+	// neither XRC FLUSH nor XRC ATOMIC WRITE); RoCE v2 CNP: Annex
+	// A17.9.3.  Columns: opcode, name, transport, headers, payload,
+	// position, request, response, reply owed.
 	static const std::vector<SpecOp> ops = {
 		{0x00, "RC_SEND_FIRST", 'R', {}, true, P::First, true, false, 1},
 		{0x01, "RC_SEND_MIDDLE", 'R', {}, true, P::Middle, true, false, 1},
@@ -201,6 +205,29 @@ const std::vector<SpecOp> &spec_ops()
 		{0x64, "UD_SEND_ONLY", 'D', {E::DETH}, true, P::Only, true, false, 0},
 		{0x65, "UD_SEND_ONLY_IMM", 'D', {E::DETH, E::ImmDt}, true, P::Only, true, false, 0},
 		{0x81, "CNP", 'N', {E::CNP}, false, P::Only, false, false, 0},
+		{0xa0, "XRC_SEND_FIRST", 'X', {E::XRCETH}, true, P::First, true, false, 1},
+		{0xa1, "XRC_SEND_MIDDLE", 'X', {E::XRCETH}, true, P::Middle, true, false, 1},
+		{0xa2, "XRC_SEND_LAST", 'X', {E::XRCETH}, true, P::Last, true, false, 1},
+		{0xa3, "XRC_SEND_LAST_IMM", 'X', {E::XRCETH, E::ImmDt}, true, P::Last, true, false, 1},
+		{0xa4, "XRC_SEND_ONLY", 'X', {E::XRCETH}, true, P::Only, true, false, 1},
+		{0xa5, "XRC_SEND_ONLY_IMM", 'X', {E::XRCETH, E::ImmDt}, true, P::Only, true, false, 1},
+		{0xa6, "XRC_WRITE_FIRST", 'X', {E::XRCETH, E::RETH}, true, P::First, true, false, 1},
+		{0xa7, "XRC_WRITE_MIDDLE", 'X', {E::XRCETH}, true, P::Middle, true, false, 1},
+		{0xa8, "XRC_WRITE_LAST", 'X', {E::XRCETH}, true, P::Last, true, false, 1},
+		{0xa9, "XRC_WRITE_LAST_IMM", 'X', {E::XRCETH, E::ImmDt}, true, P::Last, true, false, 1},
+		{0xaa, "XRC_WRITE_ONLY", 'X', {E::XRCETH, E::RETH}, true, P::Only, true, false, 1},
+		{0xab, "XRC_WRITE_ONLY_IMM", 'X', {E::XRCETH, E::RETH, E::ImmDt}, true, P::Only, true, false, 1},
+		{0xac, "XRC_READ_REQUEST", 'X', {E::XRCETH, E::RETH}, false, P::Only, true, false, 2},
+		{0xad, "XRC_READ_RESPONSE_FIRST", 'X', {E::AETH}, true, P::First, false, true, 0},
+		{0xae, "XRC_READ_RESPONSE_MIDDLE", 'X', {}, true, P::Middle, false, true, 0},
+		{0xaf, "XRC_READ_RESPONSE_LAST", 'X', {E::AETH}, true, P::Last, false, true, 0},
+		{0xb0, "XRC_READ_RESPONSE_ONLY", 'X', {E::AETH}, true, P::Only, false, true, 0},
+		{0xb1, "XRC_ACK", 'X', {E::AETH}, false, P::Only, false, true, 0},
+		{0xb2, "XRC_ATOMIC_ACK", 'X', {E::AETH, E::AtomicAckETH}, false, P::Only, false, true, 0},
+		{0xb3, "XRC_CMP_SWAP", 'X', {E::XRCETH, E::AtomicETH}, false, P::Only, true, false, 3},
+		{0xb4, "XRC_FETCH_ADD", 'X', {E::XRCETH, E::AtomicETH}, false, P::Only, true, false, 3},
+		{0xb6, "XRC_SEND_LAST_INV", 'X', {E::XRCETH, E::IETH}, true, P::Last, true, false, 1},
+		{0xb7, "XRC_SEND_ONLY_INV", 'X', {E::XRCETH, E::IETH}, true, P::Only, true, false, 1},
 	};
 	return ops;
 }
@@ -240,6 +267,10 @@ Bytes build_udp_payload(const PacketSpec &s)
 			put_be(b, 0x80010000u, 4);	// Q_Key
 			b.push_back(0);
 			put_be(b, 0x000042, 3);		// SrcQP
+			break;
+		case Ext::XRCETH:
+			b.push_back(0);			// reserved
+			put_be(b, s.xrc_srqn, 3);	// XRC SRQ number
 			break;
 		case Ext::FETH:
 			put_be(b, s.feth, 4);

@@ -38,16 +38,17 @@ inline size_t udp_offset(const Bytes &p) { return ip_header_len(p); }
 inline size_t bth_offset(const Bytes &p) { return ip_header_len(p) + 8; }
 
 // Extension headers as the spec names them, in wire order after the BTH.
-enum class Ext { DETH, FETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, CNP };
+enum class Ext { DETH, XRCETH, FETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, CNP };
 size_t ext_len(Ext e);
 
 enum class Pos { First, Middle, Last, Only };
 
-// One opcode of IBTA Vol. 1 9.2/9.3 (and the RoCE v2 CNP), restated here.
+// One opcode of IBTA Vol. 1 9.2/9.3 (XRC: Annex A14; and the RoCE v2 CNP),
+// restated here.
 struct SpecOp {
 	uint8_t opcode;
 	const char *name;
-	char transport;		// 'R'C, 'U'C, 'D' (UD), 'N' (CNP)
+	char transport;		// 'R'C, 'U'C, 'D' (UD), 'X' (XRC), 'N' (CNP)
 	std::vector<Ext> exts;	// in wire order
 	bool payload;
 	Pos pos;
@@ -75,6 +76,7 @@ struct PacketSpec {
 	uint64_t va = 0x1000;	// RETH / AtomicETH VA
 	uint8_t syndrome = 0x1f; // AETH
 	uint32_t feth = 0x01;	// FETH: global visibility of a range
+	uint32_t xrc_srqn = 0x00abcd; // XRCETH (its reserved byte is 0)
 };
 
 Bytes build_udp_payload(const PacketSpec &s);

@@ -1,5 +1,6 @@
 // UC and UD transport decisions (kernel/core/uc.c): the request opcodes of
-// each transport and the UC responder's resynchronisation.  Expectations
+// each transport (XRC's and its response opcodes too) and the UC
+// responder's resynchronisation.  Expectations
 // restate IBTA Vol. 1, 9.2 (opcodes) and chapter 9's unreliable services
 // here; packets for the responder are built byte by byte and go through
 // sroce_pkt_parse(), as on the receive path.
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "core_test_util.h"
 
@@ -79,6 +81,88 @@ TEST(CoreUc, UcCarriesSendsAndWrites)
 				  sroce_rc_req_opcode(m.msg, c.first, c.last));
 		}
 	}
+}
+
+// XRC (IBTA Annex A14) carries every RC request but FLUSH and ATOMIC
+// WRITE, whose XRC opcodes sroce does not know: the RC opcode in the XRC
+// range (0xa0 | RC's), a request of the spec's XRC table at that position.
+TEST(CoreUc, XrcCarriesRcRequests)
+{
+	for (int m = 0; m < SROCE_RC_MSG_NR; m++) {
+		const sroce_rc_msg msg = sroce_rc_msg(m);
+		const bool carried = msg != SROCE_RC_MSG_FLUSH &&
+				     msg != SROCE_RC_MSG_ATOMIC_WRITE;
+
+		for (const Case &c : kPositions) {
+			const uint8_t op = sroce_req_opcode(SROCE_TRANSPORT_XRC,
+							    msg, c.first, c.last);
+			const uint8_t rc = sroce_rc_req_opcode(msg, c.first, c.last);
+			SCOPED_TRACE(testing::Message() << "msg " << m << " first "
+				     << c.first << " last " << c.last);
+			if (!carried) {
+				EXPECT_EQ(op, 0xff);
+				EXPECT_EQ(sroce_opcode_lookup(uint8_t(0xa0 | rc)),
+					  nullptr);
+				continue;
+			}
+			EXPECT_EQ(op, 0xa0 | rc);
+			const sroce_test::SpecOp *spec = sroce_test::spec_op(op);
+			ASSERT_NE(spec, nullptr) << int(op);
+			EXPECT_EQ(spec->transport, 'X');
+			EXPECT_TRUE(spec->request);
+			EXPECT_EQ(spec->exts.front(), sroce_test::Ext::XRCETH);
+			// READ and the atomics are one packet whatever is asked
+			const sroce_test::SpecOp *rspec = sroce_test::spec_op(rc);
+			ASSERT_NE(rspec, nullptr);
+			EXPECT_EQ(spec->pos, rspec->pos);
+			const sroce_opcode_info *info = sroce_opcode_lookup(op);
+			ASSERT_NE(info, nullptr);
+			EXPECT_EQ(info->transport, SROCE_TRANSPORT_XRC);
+		}
+	}
+	EXPECT_EQ(sroce_req_opcode(SROCE_TRANSPORT_XRC, SROCE_RC_MSG_NR, true,
+				   true), 0xff);
+}
+
+// Responses: an XRC responder answers with RC's response opcodes moved to
+// the XRC range; an RC one with RC's.
+TEST(CoreUc, ResponseOpcodes)
+{
+	const uint8_t rc_responses[] = {0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12};
+
+	for (uint8_t r : rc_responses) {
+		EXPECT_EQ(sroce_resp_opcode(SROCE_TRANSPORT_RC, r), r);
+		const uint8_t x = sroce_resp_opcode(SROCE_TRANSPORT_XRC, r);
+		EXPECT_EQ(x, 0xa0 | r);
+
+		const sroce_test::SpecOp *xs = sroce_test::spec_op(x);
+		const sroce_test::SpecOp *rs = sroce_test::spec_op(r);
+		ASSERT_NE(xs, nullptr) << int(x);
+		ASSERT_NE(rs, nullptr) << int(r);
+		EXPECT_EQ(xs->transport, 'X');
+		EXPECT_TRUE(xs->response);
+		EXPECT_EQ(xs->pos, rs->pos);
+		EXPECT_EQ(xs->exts, rs->exts) << xs->name;	// no XRCETH
+		EXPECT_EQ(std::string(xs->name), std::string("X") + rs->name);
+	}
+	// the read response opcodes of every position
+	for (bool first : {false, true})
+		for (bool last : {false, true}) {
+			const uint8_t r = sroce_rc_read_resp_opcode(first, last);
+			const sroce_opcode_info *x = sroce_opcode_lookup(
+				sroce_resp_opcode(SROCE_TRANSPORT_XRC, r));
+
+			ASSERT_NE(x, nullptr);
+			EXPECT_EQ(x->kind, SROCE_KIND_READ_RESP);
+			EXPECT_EQ(bool(x->flags & SROCE_OPF_FIRST), first);
+			EXPECT_EQ(bool(x->flags & SROCE_OPF_LAST), last);
+		}
+	EXPECT_EQ(sroce_opcode_lookup(sroce_resp_opcode(SROCE_TRANSPORT_XRC,
+						       SROCE_OP_RC_ACK))->kind,
+		  SROCE_KIND_ACK);
+	EXPECT_EQ(sroce_opcode_lookup(sroce_resp_opcode(
+			  SROCE_TRANSPORT_XRC, SROCE_OP_RC_ATOMIC_ACK))->kind,
+		  SROCE_KIND_ATOMIC_ACK);
 }
 
 TEST(CoreUc, UdCarriesSingleSends)
@@ -225,7 +309,7 @@ TEST(CoreUc, OtherPacketsDrop)
 	sroce_rc_resp_state st{};
 	bool lost = true;
 
-	for (uint8_t op : {0x04, 0x0a, 0x0c, 0x11, 0x64}) {
+	for (uint8_t op : {0x04, 0x0a, 0x0c, 0x11, 0x64, 0xa4, 0xaa, 0xb1}) {
 		Pkt p = make(op, 0);
 
 		st = {};

@@ -348,6 +348,51 @@ TEST(InjectGen, OnlyWhatTheTargetHas)
 	}
 }
 
+// XRC (IBTA Annex A14) is a transport the core knows: its SEND ONLY at a
+// live RC, UC or UD QP is a well-formed packet of another transport, and
+// the opcodes refused as unknown include only XRC's that the core does not
+// know (the reserved ones, FLUSH and ATOMIC WRITE) besides RD's, other
+// reserved ones and the vendor range.
+TEST(InjectGen, XrcOpcodes)
+{
+	Generator g(target(), 11);
+	std::set<int> unknown;
+	int xrc_send = 0;
+
+	for (int i = 0; i < kDatagrams; i++) {
+		const Datagram d = g.next();
+		const size_t bth = ((d.ip[0] >> 4) == 4 ? (d.ip[0] & 0xf) * 4u : 40) + 8;
+		if (d.ip.size() < bth + 16)
+			continue;
+		sroce_pkt pkt{};
+		const sroce_drop r = sroce_pkt_parse(d.ip.data() + bth,
+						     uint32_t(d.ip.size() - bth),
+						     &pkt);
+		const uint8_t op = d.ip[bth];
+
+		if (d.reason == Reason::Malformed && r == SROCE_DROP_UNKNOWN_OPCODE) {
+			EXPECT_EQ(sroce_opcode_lookup(op), nullptr) << int(op);
+			unknown.insert(op);
+		}
+		if (d.reason == Reason::WrongTransport && op == 0xa4) {
+			xrc_send++;
+			EXPECT_EQ(sroce_pkt_drop_name(r), std::string("none"));
+			ASSERT_NE(pkt.op, nullptr);
+			EXPECT_EQ(pkt.op->transport, SROCE_TRANSPORT_XRC);
+		}
+	}
+	EXPECT_GT(xrc_send, 50);
+	int xrc_unknown = 0;
+	for (int op : unknown) {
+		EXPECT_FALSE(op >= 0xa0 && op <= 0xb4) << op;
+		EXPECT_FALSE(op == 0xb6 || op == 0xb7) << op;
+		xrc_unknown += op >= 0xa0 && op < 0xc0;
+	}
+	// 0xb5, 0xb8-0xbf: some of them, among the 193 unknown codes
+	EXPECT_GT(xrc_unknown, 0);
+	EXPECT_GT(unknown.size(), 100u);
+}
+
 // With an idle RC QP, every stale datagram is for it and nothing for the
 // live RC QP is: the live traffic's own stale drops stay apart.
 TEST(InjectGen, StaleGoesToTheIdleRcQp)

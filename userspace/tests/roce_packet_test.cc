@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "core_test_util.h"
 #include "device/roce_packet.h"
@@ -110,8 +111,8 @@ TEST_F(RocePacket, IcrcRefusesOtherIpHeaders)
 TEST_F(RocePacket, ValidPacketsPassTheCore)
 {
 	for (const bool v6 : {false, true}) {
-		for (const Transport t :
-		     {Transport::RC, Transport::UC, Transport::UD}) {
+		for (const Transport t : {Transport::RC, Transport::UC,
+					  Transport::UD, Transport::XRC}) {
 			Spec s;
 			s.opcode = op(t, "send-only");
 			s.qpn = 0x12345;
@@ -119,6 +120,7 @@ TEST_F(RocePacket, ValidPacketsPassTheCore)
 			s.len = 13;
 			s.fill = 0x42;
 			s.qkey = 0x11111111;
+			s.xrc_srqn = 0x654321;
 			const Bytes p = make(s, v6);
 			sroce_pkt pkt{};
 
@@ -132,6 +134,10 @@ TEST_F(RocePacket, ValidPacketsPassTheCore)
 			if (t == Transport::UD) {
 				EXPECT_EQ(pkt.deth.qkey, s.qkey);
 			}
+			if (t == Transport::XRC) {
+				EXPECT_EQ(pkt.op->transport, SROCE_TRANSPORT_XRC);
+				EXPECT_EQ(pkt.xrc_srqn, s.xrc_srqn);
+			}
 			s.bad_icrc = true;
 			EXPECT_EQ(core_verify(make(s, v6)), SROCE_ICRC_MISMATCH);
 		}
@@ -140,17 +146,48 @@ TEST_F(RocePacket, ValidPacketsPassTheCore)
 
 TEST_F(RocePacket, WriteOnlyCarriesItsLengthInTheReth)
 {
-	Spec s;
-	sroce_pkt pkt{};
+	for (const Transport t : {Transport::UC, Transport::XRC}) {
+		Spec s;
+		sroce_pkt pkt{};
 
-	s.opcode = op(Transport::UC, "write-only");
-	s.len = 64;
-	s.va = 0x1000;
-	s.rkey = 0x77;
-	ASSERT_EQ(core_parse(make(s), &pkt), SROCE_DROP_NONE);
-	EXPECT_EQ(pkt.reth.dma_len, 64u);
-	EXPECT_EQ(pkt.reth.va, 0x1000u);
-	EXPECT_EQ(pkt.reth.rkey, 0x77u);
+		s.opcode = op(t, "write-only");
+		s.len = 64;
+		s.va = 0x1000;
+		s.rkey = 0x77;
+		s.xrc_srqn = 0x42;
+		ASSERT_EQ(core_parse(make(s), &pkt), SROCE_DROP_NONE);
+		EXPECT_EQ(pkt.reth.dma_len, 64u);
+		EXPECT_EQ(pkt.reth.va, 0x1000u);
+		EXPECT_EQ(pkt.reth.rkey, 0x77u);
+		EXPECT_EQ(pkt.payload_len, 64u);
+		if (t == Transport::XRC) {
+			EXPECT_EQ(pkt.xrc_srqn, 0x42u);
+		}
+	}
+}
+
+// XRC packets of every named opcode: the XRCETH, then RC's headers.
+TEST_F(RocePacket, XrcRequestsParse)
+{
+	for (const char *name : {"send-first", "send-middle", "send-last",
+				 "send-only", "write-first", "write-middle",
+				 "write-last", "write-only"}) {
+		SCOPED_TRACE(name);
+		const std::string n = name;
+		Spec s;
+		sroce_pkt pkt{};
+
+		s.opcode = op(Transport::XRC, name);
+		ASSERT_EQ(s.opcode, 0xa0 | op(Transport::RC, name));
+		s.len = n.ends_with("first") || n.ends_with("middle") ? 256 : 20;
+		s.dma_len = n == "write-first" ? 1024 : s.len;
+		s.xrc_srqn = 0xfedcba;
+		ASSERT_EQ(core_parse(make(s), &pkt), SROCE_DROP_NONE);
+		EXPECT_EQ(pkt.op->transport, SROCE_TRANSPORT_XRC);
+		EXPECT_EQ(pkt.xrc_srqn, 0xfedcbau);
+		EXPECT_EQ(pkt.payload_off, 12 + sroce::roce::ext_len(s.opcode));
+		EXPECT_EQ(pkt.payload_len, s.len);
+	}
 }
 
 // The malformed kinds of verbs_malformed_test.cc, by the core's reason;
@@ -162,13 +199,15 @@ TEST_F(RocePacket, MalformedKindsAsTheCoreSeesThem)
 		Spec s;
 		sroce_drop want;
 	};
-	Spec write_only, ud, pad, unaligned, rd;
+	Spec write_only, ud, pad, unaligned, rd, xrc_rsvd, xrc_flush;
 	write_only.opcode = op(Transport::RC, "write-only");
 	ud.opcode = op(Transport::UD, "send-only");
 	pad.len = 0;
 	pad.pad = 3;
 	unaligned.cut = 13;
 	rd.opcode = 0x44;
+	xrc_rsvd.opcode = 0xb5;
+	xrc_flush.opcode = 0xbc;
 	Case cases[] = {
 		{"WRITE ONLY, no RETH", write_only, SROCE_DROP_TRUNCATED},
 		{"WRITE ONLY, half a RETH", write_only, SROCE_DROP_TRUNCATED},
@@ -176,6 +215,8 @@ TEST_F(RocePacket, MalformedKindsAsTheCoreSeesThem)
 		{"pad without payload", pad, SROCE_DROP_PAD_EXCEEDS_PAYLOAD},
 		{"not whole words", unaligned, SROCE_DROP_LEN_UNALIGNED},
 		{"RD SEND ONLY", rd, SROCE_DROP_UNKNOWN_OPCODE},
+		{"XRC reserved 0xb5", xrc_rsvd, SROCE_DROP_UNKNOWN_OPCODE},
+		{"XRC FLUSH", xrc_flush, SROCE_DROP_UNKNOWN_OPCODE},
 	};
 	cases[0].s.cut = 0;
 	cases[1].s.cut = 8;
@@ -233,6 +274,18 @@ TEST_F(RocePacket, OpcodeNames)
 	EXPECT_FALSE(sroce::roce::opcode_by_name(Transport::UC, "atomic-write"));
 	EXPECT_EQ(sroce::roce::ext_len(0x1c), 20u);
 	EXPECT_EQ(sroce::roce::ext_len(0x1d), 16u);
+	// XRC: RC's names in 0xa0-0xbf, an XRCETH before RC's headers
+	EXPECT_EQ(op(Transport::XRC, "send-only"), 0xa4);
+	EXPECT_EQ(op(Transport::XRC, "write-first"), 0xa6);
+	EXPECT_FALSE(sroce::roce::opcode_by_name(Transport::XRC, "flush"));
+	EXPECT_FALSE(sroce::roce::opcode_by_name(Transport::XRC, "atomic-write"));
+	EXPECT_EQ(sroce::roce::ext_len(0xa4), 4u);
+	EXPECT_EQ(sroce::roce::ext_len(0xa6), 20u);
+	EXPECT_EQ(sroce::roce::ext_len(0xab), 24u);
+	EXPECT_EQ(sroce::roce::ext_len(0xb7), 8u);
+	EXPECT_EQ(sroce::roce::ext_len(0xbc), 0u);	// unknown
+	EXPECT_EQ(sroce::roce::transport_by_name("xrc"), Transport::XRC);
+	EXPECT_STREQ(sroce::roce::transport_name(Transport::XRC), "XRC");
 }
 
 // The memory placement requests as the core parses them: headers in place,

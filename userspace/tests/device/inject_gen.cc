@@ -40,6 +40,7 @@ enum : uint8_t {
 	kUdSendOnly = 0x64,
 	kUdSendOnlyImm = 0x65,
 	kCnp = 0x81,
+	kXrc = 0xa0,		// XRC: the RC operation | kXrc
 };
 
 // Operation bits of SEND/WRITE MIDDLE and LAST (RC and UC).
@@ -48,7 +49,7 @@ constexpr uint8_t kWriteMiddle = 0x07, kWriteLast = 0x08,
 		  kWriteLastImm = 0x09;
 
 constexpr size_t kAethLen = 4, kAtomicEthLen = 28, kAtomicAckLen = 8,
-		 kCnpLen = 16;
+		 kCnpLen = 16, kXrcethLen = roce::kXrcethLen;
 
 constexpr const char *kReasonNames[kReasons] = {
 	"no_qp",	  "runt",	    "unsupported_ip", "bad_icrc",
@@ -58,17 +59,44 @@ constexpr const char *kReasonNames[kReasons] = {
 	"bad_dst_addr",	  "rx_backlog",	    "no_device",
 };
 
-// The opcodes kernel/core/opcode.c knows; every other one is refused.
+// The opcodes kernel/core/opcode.c knows; every other one is refused:
+// RD, the reserved codes of each transport (XRC's FLUSH and ATOMIC WRITE
+// among them), the vendor range.
 bool known_opcode(uint8_t op)
 {
-	return op <= 0x14 || op == 0x16 || op == 0x17 ||
-	       (op >= 0x20 && op <= 0x2b) || op == kUdSendOnly ||
-	       op == kUdSendOnlyImm || op == kCnp;
+	const uint8_t rc = op & 0x1f;
+	// RC's requests and responses without the placement extensions
+	const bool rc_base = rc <= 0x14 || rc == 0x16 || rc == 0x17;
+
+	switch (op >> 5) {
+	case 0:		// RC, FLUSH and ATOMIC WRITE included
+		return rc_base || rc == 0x1c || rc == 0x1d;
+	case 1:		// UC: SEND and RDMA WRITE
+		return rc <= 0x0b;
+	case 3:		// UD: SEND ONLY, with or without immediate
+		return op == kUdSendOnly || op == kUdSendOnlyImm;
+	case 4:
+		return op == kCnp;
+	case 5:		// XRC: RC's without the placement extensions
+		return rc_base;
+	default:	// RD, vendor
+		return false;
+	}
 }
 
 uint8_t transport_base(Transport t)
 {
-	return t == Transport::RC ? 0x00 : t == Transport::UC ? kUc : 0x60;
+	switch (t) {
+	case Transport::RC:
+		return 0x00;
+	case Transport::UC:
+		return kUc;
+	case Transport::UD:
+		return 0x60;
+	case Transport::XRC:
+		break;
+	}
+	return kXrc;
 }
 
 size_t ip_len(const Addr &a)
@@ -395,7 +423,7 @@ Datagram Generator::malformed()
 		roce::set_icrc(ip);
 		break;
 	}
-	case 3: {	// RD, XRC, reserved and vendor opcodes
+	case 3: {	// RD, XRC's reserved and unknown, other reserved, vendor
 		uint8_t op;
 		do
 			op = uint8_t(below(256));
@@ -530,8 +558,8 @@ Datagram Generator::wrong_transport()
 		const uint32_t len = 4 * below(33);
 		switch (below(6)) {
 		case 0:
-		case 1: {	// SEND ONLY of another transport
-			const Transport tr = Transport(below(3));
+		case 1: {	// SEND ONLY of another transport, XRC included
+			const Transport tr = Transport(below(4));
 			if (tr == own)
 				continue;
 			Bytes b;
@@ -539,6 +567,9 @@ Datagram Generator::wrong_transport()
 			if (tr == Transport::UD) {
 				b = random_bytes(roce::kDethLen);
 				b[4] = 0;
+			} else if (tr == Transport::XRC) {
+				b = random_bytes(kXrcethLen);	// any XRC SRQ
+				b[0] = 0;
 			}
 			const Bytes pl = random_bytes(len);
 			b.insert(b.end(), pl.begin(), pl.end());

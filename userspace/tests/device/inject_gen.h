@@ -19,15 +19,16 @@
 //   no_mcast_group  valid packets for QP 0xFFFFFF to a unicast address
 //   bcast           any of these to the target subnet's broadcast address
 //   malformed       at a live QP (or the GSI QP): unaligned lengths, headers
-//                   cut short, transport version, unknown opcodes, P_Keys,
+//                   cut short, transport version, unknown opcodes (RD,
+//                   reserved ones, XRC FLUSH and ATOMIC WRITE, vendor), P_Keys,
 //                   pad counts, payloads where none belongs, reserved AETH
 //                   syndromes, CNP layouts, QP 1 for RC; from the live peer,
 //                   UC requests longer than the path MTU, first packets not
 //                   one path MTU, pads on first packets, RDMA WRITE DMA
 //                   lengths that are not the payload's, RC responses with
 //                   such lengths
-//   wrong_transport opcodes of another transport than the live QP's (CNPs
-//                   included)
+//   wrong_transport opcodes of another transport than the live QP's (XRC
+//                   SEND ONLY and CNPs included)
 //   bad_src_addr    RC and UC packets, valid at the expected PSN or not, from
 //                   a spoofed source or over IPv6
 //   bad_dst_addr    the same from the live peer to another address of the

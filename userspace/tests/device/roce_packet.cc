@@ -61,12 +61,14 @@ uint8_t transport_bits(Transport t)
 	case Transport::UC:
 		return 1;
 	case Transport::UD:
+		return 3;
+	case Transport::XRC:
 		break;
 	}
-	return 3;
+	return 5;
 }
 
-// The operation bits (4:0) of the RC and UC request opcodes by name.
+// The operation bits (4:0) of the RC, UC and XRC request opcodes by name.
 struct NamedOp {
 	const char *name;
 	uint8_t op;
@@ -76,13 +78,14 @@ constexpr NamedOp kNamedOps[] = {
 	{"send-first", 0x00},  {"send-middle", 0x01}, {"send-last", 0x02},
 	{"send-only", 0x04},   {"write-first", 0x06}, {"write-middle", 0x07},
 	{"write-last", 0x08},  {"write-only", 0x0a},
-	// RC only (IBTA 1.5, Annex A19)
+	// RC only (IBTA 1.5, Annex A19; sroce knows no XRC FLUSH or ATOMIC
+	// WRITE)
 	{"flush", 0x1c},       {"atomic-write", 0x1d},
 };
 
 constexpr size_t kFethLen = 4;
 
-// Headers of the opcode's operation bits on RC and UC.
+// Headers of the opcode's operation bits on RC, UC and XRC.
 bool has_reth(uint8_t op)
 {
 	return op == 0x06 || op == 0x0a || op == 0x0b || op == 0x0c ||
@@ -114,6 +117,8 @@ std::optional<Transport> transport_by_name(std::string_view name)
 		return Transport::UC;
 	if (name == "ud")
 		return Transport::UD;
+	if (name == "xrc")
+		return Transport::XRC;
 	return std::nullopt;
 }
 
@@ -125,9 +130,11 @@ const char *transport_name(Transport t)
 	case Transport::UC:
 		return "UC";
 	case Transport::UD:
+		return "UD";
+	case Transport::XRC:
 		break;
 	}
-	return "UD";
+	return "XRC";
 }
 
 std::optional<uint8_t> opcode_by_name(Transport t, std::string_view name)
@@ -161,6 +168,11 @@ size_t ext_len(uint8_t opcode)
 		if (op == 0x05)
 			return kDethLen + 4;
 		return 0;
+	case 5:	// XRC: an XRCETH, then RC's headers; no FLUSH, ATOMIC WRITE
+		if (op >= 0x1c)
+			return 0;
+		return kXrcethLen + (has_reth(op) ? kRethLen : 0) +
+		       (has_imm(op) ? 4 : 0) + (has_ieth(op) ? 4 : 0);
 	default:
 		return 0;
 	}
@@ -296,14 +308,19 @@ Bytes build(const Addr &src, const Addr &dst, const Spec &s,
 	const uint8_t tr = s.opcode >> kTransportShift;
 
 	// the extension headers, in wire order
+	size_t xrceth = 0;	// the XRCETH's length, before the others
+	if (tr == 5 && rest.size() >= kXrcethLen) {
+		put24(&rest[1], s.xrc_srqn);	// after 8 reserved bits
+		xrceth = kXrcethLen;
+	}
 	if (tr == 3 && rest.size() >= kDethLen) {
 		put32(&rest[0], s.qkey);
 		put24(&rest[5], s.src_qpn);
-	} else if (tr <= 1 && has_reth(s.opcode & 0x1f) &&
-		   rest.size() >= kRethLen) {
-		const size_t at = s.opcode == 0x1c ? kFethLen : 0;
+	} else if ((tr <= 1 || xrceth) && has_reth(s.opcode & 0x1f) &&
+		   rest.size() >= xrceth + kRethLen) {
+		const size_t at = xrceth + (s.opcode == 0x1c ? kFethLen : 0);
 
-		if (at)
+		if (s.opcode == 0x1c)
 			put32(&rest[0], s.feth);
 		put32(&rest[at], uint32_t(s.va >> 32));
 		put32(&rest[at + 4], uint32_t(s.va));

@@ -34,9 +34,10 @@ inline constexpr size_t kBthLen = 12;
 inline constexpr size_t kIcrcLen = 4;
 inline constexpr size_t kRethLen = 16;
 inline constexpr size_t kDethLen = 8;
+inline constexpr size_t kXrcethLen = 4;
 
 // The transports whose request opcodes the builder knows by name.
-enum class Transport { RC, UC, UD };
+enum class Transport { RC, UC, UD, XRC };
 
 std::optional<Transport> transport_by_name(std::string_view name);
 const char *transport_name(Transport t);
@@ -48,9 +49,10 @@ const char *transport_name(Transport t);
 std::optional<uint8_t> opcode_by_name(Transport t, std::string_view name);
 
 // The extension headers the builder writes after the BTH for opcode, in
-// bytes: RETH (RDMA WRITE FIRST and ONLY, ATOMIC WRITE), FETH and RETH
-// (FLUSH), DETH (UD), ImmDt and IETH where the opcode has them; any other
-// header (AETH, AtomicETH) is not written.
+// bytes: XRCETH (every XRC request, first), RETH (RDMA WRITE FIRST and
+// ONLY, ATOMIC WRITE), FETH and RETH (FLUSH), DETH (UD), ImmDt and IETH
+// where the opcode has them; any other header (AETH, AtomicETH) is not
+// written, nor any of an opcode the core does not know (RD, XRC FLUSH).
 size_t ext_len(uint8_t opcode);
 
 // An IPv4 or IPv6 address in network order, as parsed from text.
@@ -81,6 +83,7 @@ struct Spec {
 	uint32_t rkey = 0;		// RETH
 	std::optional<uint32_t> dma_len; // RETH; len if unset
 	uint32_t feth = 1;		// FLUSH: global visibility of a range
+	uint32_t xrc_srqn = 0;		// XRCETH: the XRC SRQ (24 bits)
 	bool bad_icrc = false;		// flip one random bit of the ICRC
 };
 

@@ -17,9 +17,9 @@ using namespace sroce::roce;
 
 const char kUsage[] =
 	"usage: sroce_roce_send [-n COUNT] [-q QPN[-LAST]] [-p PSN] "
-	"[-t rc|uc|ud] [-f BYTE]\n"
+	"[-t rc|uc|ud|xrc] [-f BYTE]\n"
 	"                       [-o OPCODE] [-l LEN] [-P PAD] [-c CUT] "
-	"[-k QKEY]\n"
+	"[-k QKEY] [-x SRQN]\n"
 	"                       KIND SRC DST [KIND SRC DST ...]\n"
 	"\n"
 	"Sends COUNT (default 10) RoCE v2 packets to QP number QPN (default\n"
@@ -32,10 +32,11 @@ const char kUsage[] =
 	"may be a broadcast address.  Needs root (raw sockets).\n"
 	"\n"
 	"The packets are SEND ONLY requests of transport -t (default rc; ud\n"
-	"adds a DETH with Q_Key QKEY, default 0) unless -o names another\n"
-	"opcode: send-first, send-middle, send-last, send-only, write-first,\n"
-	"write-middle, write-last, write-only (of transport -t), or a number\n"
-	"(any BTH opcode).  The builder writes the RETH (RDMA WRITE FIRST and\n"
+	"adds a DETH with Q_Key QKEY, default 0; xrc an XRCETH naming XRC SRQ\n"
+	"SRQN, default 0) unless -o names another opcode: send-first,\n"
+	"send-middle, send-last, send-only, write-first, write-middle,\n"
+	"write-last, write-only (of transport -t), or a number (any BTH\n"
+	"opcode).  The builder writes the XRCETH, RETH (RDMA WRITE FIRST and\n"
 	"ONLY: VA 0, R_Key 0, DMA length LEN), DETH, ImmDt (0) and IETH (0)\n"
 	"the opcode carries, no other extension header.  The PSN is PSN if\n"
 	"given, else random; the LEN (default 16) payload bytes are BYTE if\n"
@@ -122,7 +123,7 @@ size_t parse_options(int argc, char **argv, Options &o)
 			break;
 		case 't':
 			if (!transport_by_name(v))
-				usage("-t " + v + ": not rc, uc or ud");
+				usage("-t " + v + ": not rc, uc, ud or xrc");
 			o.transport = *transport_by_name(v);
 			break;
 		case 'f':
@@ -142,6 +143,9 @@ size_t parse_options(int argc, char **argv, Options &o)
 			break;
 		case 'k':
 			o.spec.qkey = uint32_t(number("-k", v, 0xffffffff));
+			break;
+		case 'x':
+			o.spec.xrc_srqn = uint32_t(number("-x", v, 0xffffff));
 			break;
 		default:
 			usage(std::string("unknown option ") + argv[i]);

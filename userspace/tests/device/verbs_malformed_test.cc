@@ -47,22 +47,24 @@ TEST_P(Malformed, BadIcrc)
 }
 
 // A SEND ONLY of each of the two other transports (a UD one with its DETH
-// and the QP's Q_Key).
+// and the QP's Q_Key), and an XRC one (with an XRCETH naming XRC SRQ 1,
+// which nothing checks before the transport).
 TEST_P(Malformed, OpcodeOfAnotherTransport)
 {
 	const Drops d = drops("wrong_transport");
 	int sent = 0;
 
-	for (const Transport t :
-	     {Transport::RC, Transport::UC, Transport::UD}) {
+	for (const Transport t : {Transport::RC, Transport::UC, Transport::UD,
+				  Transport::XRC}) {
 		if (t == transport())
 			continue;
 		Spec s = spec();
 		s.opcode = opcode(t, "send-only");
+		s.xrc_srqn = 1;
 		ASSERT_NO_FATAL_FAILURE(inject(s, kCount));
 		sent += kCount;
 	}
-	EXPECT_EQ(sent, 2 * kCount);
+	EXPECT_EQ(sent, 3 * kCount);
 	expect_dropped(d, sent);
 	expect_accepts_the_peer();
 }
@@ -113,17 +115,19 @@ TEST_P(Malformed, LengthNotWholeWords)
 	expect_accepts_the_peer();
 }
 
-// Opcodes of transports RoCE does not have: RD and XRC SEND ONLY.
+// Opcodes sroce does not know: an RD SEND ONLY (RoCE has no RD), XRC's
+// reserved 0xb5 and XRC's FLUSH (0xbc: of the memory placement extensions
+// sroce knows only RC's).
 TEST_P(Malformed, UnknownOpcode)
 {
 	const Drops d = drops("malformed");
 	Spec s = spec();
 
-	for (const uint8_t op : {0x44, 0xa4}) {
+	for (const uint8_t op : {0x44, 0xb5, 0xbc}) {
 		s.opcode = op;
 		ASSERT_NO_FATAL_FAILURE(inject(s, kCount));
 	}
-	expect_dropped(d, 2 * kCount);
+	expect_dropped(d, 3 * kCount);
 	expect_accepts_the_peer();
 }
 
