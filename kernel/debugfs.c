@@ -30,6 +30,7 @@ static const char *const obj_names[SROCE_OBJ_KINDS] = {
 	[SROCE_OBJ_MCAST] = "mcast_groups",
 	[SROCE_OBJ_SRQ] = "srqs",
 	[SROCE_OBJ_MW] = "mws",
+	[SROCE_OBJ_XRCD] = "xrcds",
 };
 
 static struct dentry *sroce_dir;

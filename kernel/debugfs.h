@@ -23,6 +23,7 @@ enum sroce_obj_kind {
 	SROCE_OBJ_MCAST,
 	SROCE_OBJ_SRQ,
 	SROCE_OBJ_MW,
+	SROCE_OBJ_XRCD,
 	SROCE_OBJ_KINDS,
 };
 

@@ -63,6 +63,7 @@
 #include "obj/qp.h"
 #include "obj/queue.h"
 #include "obj/srq.h"
+#include "obj/xrcd.h"
 #include "stats.h"
 #include "verbs.h"
 
@@ -113,6 +114,8 @@ void sroce_device_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&sdev->pd_ida);
 	ida_destroy(&sdev->cq_ida);
 	ida_destroy(&sdev->srq_ida);
+	WARN_ON(!xa_empty(&sdev->xsrq_xa));
+	xa_destroy(&sdev->xsrq_xa);
 	if (sdev->net_held)
 		sroce_net_put(sdev->net);
 	if (sdev->ndev)
@@ -136,6 +139,7 @@ static void sroce_device_init_ibdev(struct sroce_dev *sdev,
 	ida_init(&sdev->pd_ida);
 	ida_init(&sdev->cq_ida);
 	ida_init(&sdev->srq_ida);
+	xa_init(&sdev->xsrq_xa);
 	sroce_mr_dev_init(sdev);
 	sroce_qp_dev_init(sdev);
 	sroce_ah_dev_init(sdev);
@@ -161,6 +165,7 @@ static const struct ib_device_ops *const sroce_device_ops[] = {
 	&sroce_ah_ops,
 	&sroce_mcast_ops,
 	&sroce_srq_ops,
+	&sroce_xrcd_ops,
 	&sroce_post_ops,
 	&sroce_stats_ops,
 	&sroce_counter_ops,

@@ -41,6 +41,7 @@ struct sroce_dev {
 	struct ida pd_ida;		/* PD numbers, 1..SROCE_MAX_PD */
 	struct ida cq_ida;		/* CQ numbers, 1..SROCE_MAX_CQ */
 	struct ida srq_ida;		/* SRQ numbers, 1..SROCE_MAX_SRQ */
+	struct xarray xsrq_xa;		/* srqn -> XRC struct sroce_srq (srq.c) */
 	struct xarray mr_xa;		/* key index -> MR or MW (mr.h) */
 	atomic_t mr_count;		/* live MRs, at most SROCE_MAX_MR */
 	atomic_t mw_count;		/* live MWs, at most SROCE_MAX_MW */

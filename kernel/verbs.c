@@ -72,6 +72,7 @@ static int sroce_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_XRC |
 				 SROCE_DEVICE_PLACEMENT_CAPS;
 	SROCE_CHECK_PLACEMENT_ABI();
 	/* The device clock of completion timestamps (sroce-abi.h). */

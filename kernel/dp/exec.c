@@ -253,6 +253,25 @@ static void sroce_exec_unreliable(struct sroce_qp *qp, struct sk_buff *skb,
 }
 
 /*
+ * An XRC initiator has no responder and a target no requester: requests
+ * reach only targets, responses only initiators.
+ */
+static bool sroce_exec_xrc_direction_ok(struct sroce_qp *qp,
+					const struct sroce_opcode_info *op)
+{
+	bool request = op->flags & SROCE_OPF_REQUEST;
+
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_XRC_INI:
+		return !request;
+	case IB_QPT_XRC_TGT:
+		return request;
+	default:
+		return true;
+	}
+}
+
+/*
  * A packet the engine has acted on.  Its sk_buff goes back to this CPU's
  * NAPI cache, where sroce_net_alloc_skb() takes the next packet's
  * (kernel/dp/net.c), instead of to the slab; the cache belongs to the
@@ -284,7 +303,8 @@ void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb)
 		sroce_qp_drop(qp, SROCE_DROP_MALFORMED);
 		goto drop;
 	}
-	if (pkt.op->transport != sroce_qp_transport(qp)) {
+	if (pkt.op->transport != sroce_qp_transport(qp) ||
+	    !sroce_exec_xrc_direction_ok(qp, pkt.op)) {
 		sroce_qp_drop(qp, SROCE_DROP_TRANSPORT);
 		goto drop;
 	}
@@ -304,7 +324,8 @@ void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb)
 	    pkt.op->transport != SROCE_TRANSPORT_UD &&
 	    (pkt.op->flags & SROCE_OPF_REQUEST))
 		reason = sroce_pkt_check_pmtu(&pkt, qp->pmtu);
-	if (pkt.op->transport != SROCE_TRANSPORT_RC) {
+	if (!sroce_transport_is_reliable((enum sroce_transport)
+					 pkt.op->transport)) {
 		sroce_exec_unreliable(qp, skb, &pkt, reason);
 		kfree_skb(skb);
 		return;
@@ -674,7 +695,7 @@ bool sroce_exec_flush(struct sroce_qp *qp, int budget)
 
 	lockdep_assert_held(&qp->exec_lock);
 	sroce_req_stop_timers(qp);
-	if (!qp->ibqp.srq) {
+	if (sroce_qp_has_rq(qp)) {
 		atomic_or(SROCE_RQ_NEED_WAKEUP, sroce_queue_flags(&qp->rq));
 		/* flag store before the RQ producer load; pairs as for SQ */
 		smp_mb__after_atomic();
@@ -714,7 +735,7 @@ void sroce_exec_modify(struct sroce_qp *qp, enum ib_qp_state cur,
 		sroce_req_reset(qp);
 		sroce_resp_reset(qp);
 		clear_bit(SROCE_EXEC_LAST_WQE, &qp->events);
-		if (!qp->ibqp.srq)
+		if (sroce_qp_has_rq(qp))
 			atomic_andnot(SROCE_RQ_NEED_WAKEUP,
 				      sroce_queue_flags(&qp->rq));
 		break;

@@ -180,6 +180,11 @@ static int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	/* an XRC target only receives */
+	if (ibqp->qp_type == IB_QPT_XRC_TGT) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	/* A user QP's WQEs travel through its rings: only doorbells come. */
 	if (qp->user) {
 		if (wr) {
@@ -232,7 +237,8 @@ static int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
-	if (qp->ibqp.srq) {
+	/* with an SRQ, or XRC: no RQ to post to */
+	if (!sroce_qp_has_rq(qp)) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

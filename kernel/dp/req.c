@@ -303,9 +303,13 @@ static enum sroce_wc_status sroce_req_check(struct sroce_qp *qp,
 		return SROCE_WC_SUCCESS;
 	}
 	msg = sroce_req_msg(wqe->opcode, &w->wc_opcode);
-	/* the transport must carry the message (UC: no READ, UD: SENDs) */
+	/*
+	 * the transport must carry the message (UC: no READ, UD: SENDs); an
+	 * XRC SRQ number is 24 bits, not to be cut short into another
+	 */
 	if (msg < 0 ||
-	    sroce_req_opcode(sroce_qp_transport(qp), msg, true, true) == 0xff)
+	    sroce_req_opcode(sroce_qp_transport(qp), msg, true, true) == 0xff ||
+	    (wqe->xrc_srqn & ~SROCE_QPN_MASK))
 		return SROCE_WC_LOC_QP_OP_ERR;
 	w->msg = msg;
 	/* FLUSH has no payload: its length is the RETH's */
@@ -628,16 +632,22 @@ static int sroce_req_start_packet(struct sroce_qp *qp, struct sroce_tx *tx,
 			       SROCE_REQ_ACK_EVERY - 1;
 	u8 opcode = sroce_req_opcode(sroce_qp_transport(qp), w->msg, first,
 				     last);
+	int err;
 
 	if (w->dest)
 		return sroce_tx_start_to(qp, tx, &w->dest->av,
 					 wqe->wr.ud.remote_qpn & SROCE_QPN_MASK,
 					 opcode, req->psn, len, false,
 					 w->solicited);
-	/* only RC asks for acknowledgments */
-	return sroce_tx_start(qp, tx, opcode, req->psn, len,
-			      ack_req && qp->ibqp.qp_type == IB_QPT_RC,
-			      last && w->solicited);
+	/* only RC and XRC ask for acknowledgments */
+	err = sroce_tx_start(qp, tx, opcode, req->psn, len,
+			     ack_req && sroce_qp_is_reliable(qp),
+			     last && w->solicited);
+	/* every XRC request names the target's SRQ; wqe is our copy */
+	if (!err && sroce_opcode_has(tx->op, SROCE_EXT_XRCETH))
+		sroce_hdr_xrceth_encode(sroce_tx_ext(tx, SROCE_EXT_XRCETH),
+					wqe->xrc_srqn);
+	return err;
 }
 
 /*
@@ -668,7 +678,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_swqe *w)
 	idle = req->una == req->snd_max;
 	sroce_req_advance(qp, w, len, last);
 	sroce_tx_send(qp, &tx);
-	if (qp->ibqp.qp_type != IB_QPT_RC) {
+	if (!sroce_qp_is_reliable(qp)) {
 		/* nothing will acknowledge it: the packet is the end of it */
 		req->una = req->psn;
 		if (last)

@@ -34,6 +34,10 @@
  * the responder's, QP; the requester learns it from its NAKed WQE's
  * completion.
  *
+ * An XRC target QP (sroce_qp_is_xrc()) is an RC responder whose every
+ * request names, in its XRCETH, the XRC SRQ that supplies its receive WQE,
+ * CQ and protection domain; see "XRC" in Documentation/architecture.md.
+ *
  * UC (sroce_resp_uc_packet()) executes SENDs and WRITEs the same way but
  * answers nothing: a message with a lost packet, or one the responder
  * cannot carry out, is dropped as a whole, the receive WQE it was filling
@@ -62,10 +66,63 @@
 /* Atomics of every QP are atomic with respect to each other. */
 static DEFINE_SPINLOCK(sroce_resp_atomic_lock);
 
-/* The SRQ of a QP attached to one, else NULL. */
+/*
+ * The SRQ receive WQEs come from: that of a QP attached to one, the one
+ * the request being executed names at an XRC target, else NULL.
+ */
 static struct sroce_srq *sroce_resp_srq(struct sroce_qp *qp)
 {
-	return qp->ibqp.srq ? to_sroce_srq(qp->ibqp.srq) : NULL;
+	return qp->ibqp.srq ? to_sroce_srq(qp->ibqp.srq) : qp->resp.xsrq;
+}
+
+/*
+ * XRC target: make the SRQ with number srqn, if it is still the one of
+ * that serial, resp.xsrq (NULL if it is gone) until sroce_resp_xrc_put().
+ */
+static void sroce_resp_xrc_get(struct sroce_qp *qp, u32 srqn, u64 serial)
+{
+	struct sroce_srq *srq;
+
+	srq = sroce_srq_get_xrc(to_sroce_dev(qp->ibqp.device), srqn, qp->xrcd);
+	if (srq && srq->serial != serial) {
+		sroce_srq_put(srq);
+		srq = NULL;
+	}
+	qp->resp.xsrq = srq;
+}
+
+static void sroce_resp_xrc_put(struct sroce_qp *qp)
+{
+	if (qp->resp.xsrq)
+		sroce_srq_put(qp->resp.xsrq);
+	qp->resp.xsrq = NULL;
+}
+
+/*
+ * XRC target: every request names the XRC SRQ of the target's domain
+ * whose PD its keys are checked against and whose WQEs a SEND consumes
+ * (IBTA A14).  The later packets of a SEND must name the SRQ its first
+ * did.  Anything else is an invalid request.
+ */
+static enum sroce_drop sroce_resp_xrc_enter(struct sroce_qp *qp,
+					    const struct sroce_pkt *pkt,
+					    enum sroce_drop reason)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_srq *srq;
+
+	srq = sroce_srq_get_xrc(to_sroce_dev(qp->ibqp.device), pkt->xrc_srqn,
+				qp->xrcd);
+	if (srq && resp->have_rwqe && pkt->op->kind == SROCE_KIND_SEND &&
+	    !(pkt->op->flags & SROCE_OPF_FIRST) &&
+	    srq->serial != resp->rwqe_srq_serial) {
+		sroce_srq_put(srq);
+		srq = NULL;
+	}
+	resp->xsrq = srq;
+	if (!srq && reason == SROCE_DROP_NONE)
+		return SROCE_DROP_BAD_XRC_SRQ;
+	return reason;
 }
 
 /*
@@ -80,10 +137,17 @@ static u32 sroce_resp_rwq_shift(struct sroce_qp *qp)
 	return srq ? srq->slot_shift : qp->rq.slot_shift;
 }
 
+/* An XRC target takes WQEs from SRQs of any slot size. */
+#define SROCE_RESP_XRC_RWQE_LEN	(sizeof(struct sroce_recv_wqe) + \
+				 SROCE_MAX_SRQ_SGE * sizeof(struct sroce_sge))
+
 int sroce_resp_init(struct sroce_qp *qp)
 {
-	qp->resp.rwqe = kmalloc(BIT(sroce_resp_rwq_shift(qp)),
-				sroce_obj_gfp(qp->user));
+	size_t len = qp->ibqp.qp_type == IB_QPT_XRC_TGT ?
+		     roundup_pow_of_two(SROCE_RESP_XRC_RWQE_LEN) :
+		     BIT(sroce_resp_rwq_shift(qp));
+
+	qp->resp.rwqe = kmalloc(len, sroce_obj_gfp(qp->user));
 	return qp->resp.rwqe ? 0 : -ENOMEM;
 }
 
@@ -103,7 +167,7 @@ void sroce_resp_reset(struct sroce_qp *qp)
 
 	resp->have_rwqe = false;
 	resp->rd_pkts = 0;
-	if (qp->ibqp.srq)
+	if (!sroce_qp_has_rq(qp))
 		return;
 	producer = sroce_queue_peer_producer(&qp->rq);
 	if (!sroce_ring_valid(producer, resp->rq_cons, qp->rq.num_slots))
@@ -157,6 +221,26 @@ static void sroce_resp_nak(struct sroce_qp *qp, enum sroce_aeth_kind kind,
 	sroce_resp_nak_at(qp, qp->resp.st.epsn, kind, value);
 }
 
+/*
+ * Post a receive completion to the CQ of an XRC target's WQE: the CQ of
+ * the SRQ it came from, if that still exists.  Returns -1 if the CQ is
+ * full, 0 otherwise.
+ */
+static int sroce_resp_xrc_cqe(struct sroce_qp *qp, struct sroce_cqe *cqe,
+			      bool solicited)
+{
+	struct sroce_srq *held = qp->resp.xsrq;
+	int err = 0;
+
+	sroce_resp_xrc_get(qp, qp->resp.rwqe_srqn, qp->resp.rwqe_srq_serial);
+	if (qp->resp.xsrq)
+		err = sroce_cq_post(to_sroce_cq(sroce_srq_cq(qp->resp.xsrq)),
+				    cqe, solicited);
+	sroce_resp_xrc_put(qp);
+	qp->resp.xsrq = held;
+	return err;
+}
+
 static void sroce_resp_cqe(struct sroce_qp *qp, enum sroce_wc_status status,
 			   u32 opcode, u32 byte_len, u32 flags, u32 ex,
 			   bool solicited)
@@ -172,10 +256,16 @@ static void sroce_resp_cqe(struct sroce_qp *qp, enum sroce_wc_status status,
 		.wc_flags = flags,
 		.port_num = 1,
 	};
+	int err;
 
 	qp->resp.have_rwqe = false;
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		err = sroce_resp_xrc_cqe(qp, &cqe, solicited);
+	else
+		err = sroce_cq_post(to_sroce_cq(qp->ibqp.recv_cq), &cqe,
+				    solicited);
 	/* a completion lost to a full CQ can only be reported by an event */
-	if (sroce_cq_post(to_sroce_cq(qp->ibqp.recv_cq), &cqe, solicited))
+	if (err)
 		sroce_exec_set_error_event(qp, IB_EVENT_QP_FATAL);
 	else if (status == SROCE_WC_SUCCESS)
 		sroce_qp_stats_inc(qp, SROCE_STAT_RDMA_RECVS);
@@ -206,7 +296,7 @@ static void sroce_resp_fatal_at(struct sroce_qp *qp, u32 psn, u8 nak_code,
 	bool reported;
 
 	/* UC: the caller drops the message, keeping its receive WQE */
-	if (qp->ibqp.qp_type != IB_QPT_RC)
+	if (!sroce_qp_is_reliable(qp))
 		return;
 	if (nak_code == SROCE_NAK_REM_ACCESS_ERR)
 		sroce_qp_stats_inc(qp, SROCE_STAT_RESP_ACCESS_ERR);
@@ -244,7 +334,7 @@ static bool sroce_resp_take_rq(struct sroce_qp *qp)
 /* None posted: RC answers with an RNR NAK, UC and UD drop the message. */
 static void sroce_resp_no_rwqe(struct sroce_qp *qp)
 {
-	if (qp->ibqp.qp_type != IB_QPT_RC) {
+	if (!sroce_qp_is_reliable(qp)) {
 		sroce_qp_drop(qp, SROCE_DROP_NO_RECV);
 		return;
 	}
@@ -289,11 +379,15 @@ bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 	}
 	resp->have_rwqe = true;
 	resp->rcv_off = 0;
+	if (resp->xsrq) {
+		resp->rwqe_srqn = resp->xsrq->srqn;
+		resp->rwqe_srq_serial = resp->xsrq->serial;
+	}
 	if (resp->rwqe->num_sge > max_sge ||
 	    resp->rwqe->num_sge * sizeof(struct sroce_sge) > room) {
 		sroce_resp_cqe(qp, SROCE_WC_LOC_QP_OP_ERR, IB_WC_RECV, 0, 0, 0,
 			       false);
-		if (qp->ibqp.qp_type == IB_QPT_RC)
+		if (sroce_qp_is_reliable(qp))
 			sroce_resp_nak(qp, SROCE_AETH_NAK,
 				       SROCE_NAK_REM_OP_ERR);
 		sroce_exec_set_error(qp, SROCE_WC_LOC_QP_OP_ERR);
@@ -474,6 +568,7 @@ static int sroce_resp_read_pkt(struct sroce_qp *qp, u32 len, bool first,
 	struct sroce_tx tx;
 	u64 addr = 0;
 	int err = 0;
+	u8 opcode;
 
 	if (len) {
 		mr = sroce_resp_rkey(qp, resp->rd_rkey, IB_ACCESS_REMOTE_READ,
@@ -481,8 +576,10 @@ static int sroce_resp_read_pkt(struct sroce_qp *qp, u32 len, bool first,
 		if (!mr)
 			return -EACCES;
 	}
-	if (sroce_tx_start(qp, &tx, sroce_rc_read_resp_opcode(first, last),
-			   resp->rd_psn, len, false, false)) {
+	opcode = sroce_rc_read_resp_opcode(first, last);
+	opcode = sroce_tx_resp_opcode(qp, opcode);
+	if (sroce_tx_start(qp, &tx, opcode, resp->rd_psn, len, false,
+			   false)) {
 		err = -EAGAIN;
 		goto out;
 	}
@@ -551,6 +648,10 @@ static bool sroce_resp_read(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	resp->ack_pending = false;
 	resp->rd_va = reth->va;
 	resp->rd_rkey = reth->rkey;
+	if (resp->xsrq) {
+		resp->rd_srqn = resp->xsrq->srqn;
+		resp->rd_srq_serial = resp->xsrq->serial;
+	}
 	resp->rd_left = reth->dma_len;
 	resp->rd_psn = pkt->bth.psn;
 	resp->rd_pkts = sroce_rc_npkts(reth->dma_len, qp->pmtu);
@@ -567,8 +668,9 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 	struct sroce_tx tx;
 
 	qp->resp.ack_pending = false;
-	if (sroce_tx_start(qp, &tx, SROCE_OP_RC_ATOMIC_ACK, psn, 0, false,
-			   false))
+	if (sroce_tx_start(qp, &tx,
+			   sroce_tx_resp_opcode(qp, SROCE_OP_RC_ATOMIC_ACK),
+			   psn, 0, false, false))
 		return;
 	sroce_hdr_aeth_encode(sroce_tx_ext(&tx, SROCE_EXT_AETH), &aeth);
 	sroce_hdr_atomic_ack_eth_encode(sroce_tx_ext(&tx,
@@ -841,12 +943,13 @@ static void sroce_resp_duplicate(struct sroce_qp *qp,
 	}
 }
 
-void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
-		       const struct sroce_pkt *pkt, enum sroce_drop reason)
+static void sroce_resp_rc_packet(struct sroce_qp *qp,
+				 const struct sk_buff *skb,
+				 const struct sroce_pkt *pkt,
+				 enum sroce_drop reason)
 {
 	struct sroce_resp *resp = &qp->resp;
 
-	lockdep_assert_held(&qp->exec_lock);
 	switch (sroce_rc_resp_decide(&resp->st, pkt, reason)) {
 	case SROCE_RC_RESP_EXECUTE:
 		if (!sroce_resp_execute(qp, skb, pkt))
@@ -874,6 +977,19 @@ void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 		sroce_qp_drop(qp, SROCE_DROP_STALE);
 		return;
 	}
+}
+
+void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
+		       const struct sroce_pkt *pkt, enum sroce_drop reason)
+{
+	lockdep_assert_held(&qp->exec_lock);
+	if (qp->ibqp.qp_type != IB_QPT_XRC_TGT) {
+		sroce_resp_rc_packet(qp, skb, pkt, reason);
+		return;
+	}
+	reason = sroce_resp_xrc_enter(qp, pkt, reason);
+	sroce_resp_rc_packet(qp, skb, pkt, reason);
+	sroce_resp_xrc_put(qp);
 }
 
 /**
@@ -922,9 +1038,20 @@ void sroce_resp_uc_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 /* A READ is being answered: the responder cannot take more requests. */
 bool sroce_resp_busy(struct sroce_qp *qp)
 {
+	struct sroce_srq *held = qp->resp.xsrq;
+
 	if (!qp->resp.rd_pkts)
 		return false;
-	sroce_resp_read_burst(qp);
+	/* an XRC target reads with the PD of the SRQ the READ named */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		sroce_resp_xrc_get(qp, qp->resp.rd_srqn,
+				   qp->resp.rd_srq_serial);
+		sroce_resp_read_burst(qp);
+		sroce_resp_xrc_put(qp);
+		qp->resp.xsrq = held;
+	} else {
+		sroce_resp_read_burst(qp);
+	}
 	return qp->resp.rd_pkts;
 }
 
@@ -945,7 +1072,7 @@ bool sroce_resp_flush(struct sroce_qp *qp, int budget)
 	if (resp->have_rwqe)
 		sroce_resp_cqe(qp, SROCE_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0,
 			       false);
-	if (qp->ibqp.srq)
+	if (!sroce_qp_has_rq(qp))
 		return false;
 	producer = sroce_queue_peer_producer(&qp->rq);
 	while (sroce_ring_used(producer, resp->rq_cons, qp->rq.num_slots)) {

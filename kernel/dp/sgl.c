@@ -56,7 +56,7 @@ enum sroce_wc_status sroce_sgl_copy(struct sroce_qp *qp,
 			continue;
 		}
 		chunk = min_t(u64, len, sge[i].length - off);
-		mr = sroce_mr_get(sdev, sge[i].lkey, qp->ibqp.pd, access,
+		mr = sroce_mr_get(sdev, sge[i].lkey, sroce_qp_pd(qp), access,
 				  sge[i].addr + off, chunk, &fault);
 		if (!mr)
 			return SROCE_WC_LOC_PROT_ERR;

@@ -11,6 +11,7 @@
 #include <linux/wait_bit.h>
 
 #include "core/pkt.h"
+#include "core/uc.h"
 #include "dp/exec.h"
 #include "dp/net.h"
 #include "dp/tx.h"
@@ -65,6 +66,12 @@ int sroce_tx_start_to(struct sroce_qp *qp, struct sroce_tx *tx,
 	sroce_hdr_bth_encode(tx->bth, &bth);
 	memset(tx->payload + payload_len, 0, pad);
 	return 0;
+}
+
+/* A response of RC's, in the range of the QP's transport (RC or XRC). */
+u8 sroce_tx_resp_opcode(struct sroce_qp *qp, u8 rc_opcode)
+{
+	return sroce_resp_opcode(sroce_qp_transport(qp), rc_opcode);
 }
 
 /* A packet of a connected QP, to its address vector and destination QP. */
@@ -266,7 +273,8 @@ int sroce_tx_ack(struct sroce_qp *qp, u32 psn, u8 syndrome, u32 msn)
 	struct sroce_tx tx;
 	int err;
 
-	err = sroce_tx_start(qp, &tx, SROCE_OP_RC_ACK, psn, 0, false, false);
+	err = sroce_tx_start(qp, &tx, sroce_tx_resp_opcode(qp, SROCE_OP_RC_ACK),
+			     psn, 0, false, false);
 	if (err)
 		return err;
 	sroce_hdr_aeth_encode(sroce_tx_ext(&tx, SROCE_EXT_AETH), &aeth);

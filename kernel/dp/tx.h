@@ -22,6 +22,7 @@ struct sroce_tx {
 int sroce_tx_start_to(struct sroce_qp *qp, struct sroce_tx *tx,
 		      const struct sroce_qp_av *av, u32 dest_qpn, u8 opcode,
 		      u32 psn, u32 payload_len, bool ack_req, bool se);
+u8 sroce_tx_resp_opcode(struct sroce_qp *qp, u8 rc_opcode);
 int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 		   u32 psn, u32 payload_len, bool ack_req, bool se);
 int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx);

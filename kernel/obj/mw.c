@@ -214,7 +214,7 @@ static struct sroce_mr *sroce_mw_window_mr(struct sroce_mw *mw,
 	if (!mw->bound || mw->rkey != rkey ||
 	    (mw->type == IB_MW_TYPE_2 && mw->qp_serial != qp->serial))
 		*fault = SROCE_MR_BAD_KEY;
-	else if (mw->pd != qp->ibqp.pd)
+	else if (mw->pd != sroce_qp_pd(qp))
 		*fault = SROCE_MR_BAD_PD;
 	else if ((mw->access & access) != access)
 		*fault = SROCE_MR_NO_ACCESS;
@@ -269,8 +269,8 @@ struct sroce_mr *sroce_mw_get_rkey(struct sroce_qp *qp, u32 rkey, u32 access,
 
 	if (mr) {
 		*addr = va;
-		return sroce_mr_get_ref(mr, rkey, qp->ibqp.pd, access, va, len,
-					fault);
+		return sroce_mr_get_ref(mr, rkey, sroce_qp_pd(qp), access, va,
+					len, fault);
 	}
 	if (!mw) {
 		*fault = SROCE_MR_BAD_KEY;
@@ -400,8 +400,8 @@ static int sroce_mw_invalidate_window(struct sroce_mw *mw,
 	int err = -EINVAL;
 
 	spin_lock_irqsave(&mw->lock, flags);
-	if (mw->type == IB_MW_TYPE_2 && mw->pd == qp->ibqp.pd && mw->bound &&
-	    mw->rkey == key && (!remote || mw->qp_serial == qp->serial)) {
+	if (mw->type == IB_MW_TYPE_2 && mw->pd == sroce_qp_pd(qp) &&
+	    mw->bound && mw->rkey == key && (!remote || mw->qp_serial == qp->serial)) {
 		sroce_mw_unbind_locked(mw);
 		err = 0;
 	}
@@ -435,7 +435,7 @@ int sroce_mw_invalidate(struct sroce_qp *qp, u32 key, bool remote)
 	mr = sroce_mr_find(sdev, key);
 	if (!mr)
 		return -EINVAL;
-	err = sroce_mr_invalidate(mr, key, qp->ibqp.pd);
+	err = sroce_mr_invalidate(mr, key, sroce_qp_pd(qp));
 	sroce_mr_put(mr);
 	return err;
 }

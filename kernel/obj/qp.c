@@ -2,7 +2,8 @@
 /*
  * Queue pairs: the control path (create, modify with the IB state machine,
  * query, destroy), the shared SQ and RQ rings, and finding a QP by number.
- * RC, UC, UD and the GSI QP (QP1, for ib_core's MAD layer).  Work
+ * RC, UC, UD, the GSI QP (QP1, for ib_core's MAD layer) and XRC's
+ * initiator and target QPs (see kernel/obj/qp.h).  Work
  * requests are posted in kernel/dp/post.c and executed by the engine of
  * kernel/dp/exec.c.
  *
@@ -14,7 +15,10 @@
  * starts with SROCE_SQ_NEED_WAKEUP set: no worker runs for a new QP.  A QP
  * created with an SRQ (any type) has no RQ ring: its receive capacities
  * are ignored and reported as 0, and it takes its receive WQEs from the
- * SRQ (kernel/srq.c).
+ * SRQ (kernel/srq.c).  Neither has an XRC QP: an initiator only sends; a
+ * target, which ib_core creates without udata on behalf of its user and
+ * which nothing posts to, gets an SQ ring of one slot (the engine's code
+ * stays free of missing rings) and reports capacities of 0.
  *
  * Numbers and lookup.  qp_xa maps QPNs to the QP's struct sroce_qp_ref.
  * xa_alloc() hands out the lowest free number in [SROCE_QPN_MIN,
@@ -154,6 +158,13 @@ void sroce_qp_put(struct sroce_qp *qp)
 		complete(&ref->released);
 }
 
+/* No RQ ring of its own: see sroce_qp_has_rq(). */
+static bool sroce_qp_init_shares_rq(const struct ib_qp_init_attr *init)
+{
+	return init->srq || init->qp_type == IB_QPT_XRC_INI ||
+	       init->qp_type == IB_QPT_XRC_TGT;
+}
+
 /* log2 of the smallest slot holding a header and body bytes. */
 static u32 sroce_qp_slot_shift(size_t hdr, size_t body)
 {
@@ -208,8 +219,33 @@ static int sroce_qp_check_type(const struct ib_qp_init_attr *init,
 	case IB_QPT_GSI:
 		/* ib_core's MAD layer owns QP1; users reach it through it */
 		return udata ? -EINVAL : 0;
+	case IB_QPT_XRC_INI:
+		/* a kernel ib_send_wr cannot name the target's XRC SRQ */
+		if (!udata)
+			return -EOPNOTSUPP;
+		return init->xrcd ? -EINVAL : 0;
+	case IB_QPT_XRC_TGT:
+		/* ib_core creates it without udata, for the XRC domain */
+		return init->xrcd ? 0 : -EINVAL;
 	default:
 		return -EOPNOTSUPP;
+	}
+}
+
+/*
+ * The CQs and SRQ a type needs: an XRC initiator only sends, an XRC
+ * target has neither (its receives complete in the CQ of the XRC SRQ each
+ * request names).
+ */
+static int sroce_qp_check_cqs(const struct ib_qp_init_attr *init)
+{
+	switch (init->qp_type) {
+	case IB_QPT_XRC_INI:
+		return init->send_cq && !init->srq ? 0 : -EINVAL;
+	case IB_QPT_XRC_TGT:
+		return 0;
+	default:
+		return init->send_cq && init->recv_cq ? 0 : -EINVAL;
 	}
 }
 
@@ -222,18 +258,23 @@ static int sroce_qp_check_init(const struct ib_qp_init_attr *init,
 	err = sroce_qp_check_type(init, udata);
 	if (err)
 		return err;
-	/* XRC, RSS and creation flags are not implemented. */
-	if (init->xrcd || init->rwq_ind_tbl || init->create_flags)
+	/* RSS and creation flags are not implemented. */
+	if (init->rwq_ind_tbl || init->create_flags)
 		return -EOPNOTSUPP;
-	if (!init->send_cq || !init->recv_cq)
-		return -EINVAL;
+	err = sroce_qp_check_cqs(init);
+	if (err)
+		return err;
+	/* a target has no queues of its own: its capacities mean nothing */
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		return 0;
 	if (cap->max_send_wr > SROCE_MAX_QP_WR ||
 	    cap->max_send_sge > SROCE_MAX_SGE ||
 	    cap->max_inline_data > SROCE_MAX_INLINE_DATA)
 		return -EINVAL;
-	/* The receive capacities mean nothing with an SRQ. */
-	if (!init->srq && (cap->max_recv_wr > SROCE_MAX_QP_WR ||
-			   cap->max_recv_sge > SROCE_MAX_SGE))
+	/* The receive capacities mean nothing with an SRQ or for XRC. */
+	if (!sroce_qp_init_shares_rq(init) &&
+	    (cap->max_recv_wr > SROCE_MAX_QP_WR ||
+	     cap->max_recv_sge > SROCE_MAX_SGE))
 		return -EINVAL;
 	return 0;
 }
@@ -288,8 +329,13 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_free_ref;
 
-	sroce_qp_size(&init->cap, init->srq, &sq_slots, &sq_shift, &rq_slots,
-		      &rq_shift);
+	/* a target's SQ ring of one slot is never posted to: 0 reported */
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		memset(&init->cap, 0, sizeof(init->cap));
+	sroce_qp_size(&init->cap, sroce_qp_init_shares_rq(init), &sq_slots,
+		      &sq_shift, &rq_slots, &rq_shift);
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		memset(&init->cap, 0, sizeof(init->cap));
 	err = sroce_queue_init(&qp->sq, sq_slots, sq_shift, uctx);
 	if (err)
 		goto err_erase;
@@ -305,6 +351,7 @@ static int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->serial = atomic64_inc_return(&sdev->qp_serial);
 	qp->cap = init->cap;
 	qp->sq_sig_type = init->sq_sig_type;
+	qp->xrcd = init->xrcd;
 	qp->user = udata;
 	mutex_init(&qp->mutex);
 	qp->state = IB_QPS_RESET;
@@ -676,6 +723,7 @@ static int sroce_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	init->cap = qp->cap;
 	init->sq_sig_type = qp->sq_sig_type;
 	init->qp_type = ibqp->qp_type;
+	init->xrcd = qp->xrcd;
 	init->port_num = attr->port_num;
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include "core/rc.h"
 #include "dev_limits.h"
 #include "obj/queue.h"
+#include "obj/srq.h"
 
 /* Executed atomics kept for duplicate requests: one per responder resource. */
 #define SROCE_RC_MAX_ATOMIC_RES SROCE_MAX_QP_RD_ATOM
@@ -138,6 +139,18 @@ struct sroce_resp {
 	u32 ack_psn;
 	u8 atomic_next;
 	struct sroce_atomic_res atomics[SROCE_RC_MAX_ATOMIC_RES];
+	/*
+	 * XRC target QPs.  xsrq: the SRQ the request being executed names,
+	 * referenced for the duration (sroce_srq_get()); NULL otherwise.
+	 * The receive WQE in progress (have_rwqe) came from the SRQ with
+	 * number rwqe_srqn and serial rwqe_srq_serial, looked up again by
+	 * every later packet of its message and by a flush.
+	 */
+	struct sroce_srq *xsrq;
+	u32 rwqe_srqn;
+	u64 rwqe_srq_serial;
+	u32 rd_srqn;			/* likewise, the READ being answered */
+	u64 rd_srq_serial;
 };
 
 /*
@@ -157,6 +170,7 @@ struct sroce_qp {
 	struct sroce_queue rq;
 	struct ib_qp_cap cap;		/* as written back at creation */
 	enum ib_sig_type sq_sig_type;
+	struct ib_xrcd *xrcd;		/* XRC target: its domain */
 	bool user;			/* rings mapped by a provider */
 	/*
 	 * Unique for the device's lifetime, unlike the QPN, which the next
@@ -232,12 +246,50 @@ static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
+/*
+ * XRC (IBTA Annex A14): an initiator QP (XRC_INI) is an RC requester
+ * without a receive side; a target QP (XRC_TGT) an RC responder without a
+ * send side, without PD or CQs of its own, that places each message with
+ * the XRC SRQ the request names (kernel/dp/resp.c).
+ */
+static inline bool sroce_qp_is_xrc(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_XRC_INI ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
 static inline enum sroce_transport sroce_qp_transport(const struct sroce_qp *qp)
 {
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		return SROCE_TRANSPORT_RC;
+	if (sroce_qp_is_xrc(qp))
+		return SROCE_TRANSPORT_XRC;
 	return qp->ibqp.qp_type == IB_QPT_UC ? SROCE_TRANSPORT_UC :
 					       SROCE_TRANSPORT_UD;
+}
+
+/* Acknowledged and retried: RC and both XRC types. */
+static inline bool sroce_qp_is_reliable(const struct sroce_qp *qp)
+{
+	return sroce_transport_is_reliable(sroce_qp_transport(qp));
+}
+
+/* An RQ ring of its own: not with an SRQ, never for XRC. */
+static inline bool sroce_qp_has_rq(const struct sroce_qp *qp)
+{
+	return !qp->ibqp.srq && !sroce_qp_is_xrc(qp);
+}
+
+/*
+ * The protection domain keys are checked against: the QP's own, or for an
+ * XRC target QP, which has none, the one of the XRC SRQ named by the
+ * request being executed (resp.xsrq, set only while one is).
+ */
+static inline struct ib_pd *sroce_qp_pd(const struct sroce_qp *qp)
+{
+	if (qp->ibqp.pd)
+		return qp->ibqp.pd;
+	return qp->resp.xsrq ? qp->resp.xsrq->ibsrq.pd : NULL;
 }
 
 u32 sroce_qp_port_mtu(struct sroce_qp *qp);

@@ -8,8 +8,8 @@
  * mapped by the provider, which produces WQEs into it without system
  * calls; a kernel SRQ's ring is written by post_srq_recv (kernel/dp/post.c).
  * The capacity and SGE count are rounded up to what the slots hold and
- * written back.  Only basic SRQs exist: XRC and tag-matching SRQs fail
- * with EOPNOTSUPP.
+ * written back.  Basic and XRC SRQs exist; tag-matching SRQs fail with
+ * EOPNOTSUPP.
  *
  * Consumers.  Every QP created with the SRQ takes its receive WQEs from
  * here (sroce_srq_take(), called by the responder through
@@ -43,11 +43,26 @@
  * Lifetime.  ib_core refuses to destroy an SRQ while QPs use it (EBUSY),
  * and a QP's destruction stops its engine first, so nothing takes from an
  * SRQ being destroyed.
+ *
+ * XRC (IBTA Annex A14).  An XRC SRQ belongs to an XRC domain and has a CQ
+ * of its own; no QP is created with it.  Every XRC request names one by
+ * number, and the target QP's engine looks it up per packet with
+ * sroce_srq_get_xrc(), in any context: xsrq_xa maps the number to the
+ * SRQ, which counts its lookups in ref.  Destroy removes the entry, drops
+ * the entry's reference and waits for the lookups (they last one packet),
+ * then for an RCU grace period: a lookup that loaded the pointer before the
+ * removal may still be about to try refcount_inc_not_zero() on it, and
+ * ib_core frees the SRQ as soon as destroy returns.  A target QP that took
+ * a WQE for a message of several packets knows the SRQ by number and
+ * serial (the number is reused, the serial never), so a message whose SRQ
+ * was destroyed under it is not completed into another one.
  */
 #include <linux/log2.h>
 #include <linux/minmax.h>
+#include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>	/* rdma_udata_to_drv_context() */
 
@@ -63,12 +78,19 @@ static_assert(sizeof(struct sroce_modify_srq_cmd) == 8);
 static_assert(sizeof(struct sroce_recv_wqe) +
 	      SROCE_MAX_SRQ_SGE * sizeof(struct sroce_sge) <= 4096);
 
+/* SRQ serials, never reused: see the head of the file. */
+static atomic64_t sroce_srq_serials = ATOMIC64_INIT(0);
+
 static int sroce_srq_check_init(const struct ib_srq_init_attr *init)
 {
 	const struct ib_srq_attr *attr = &init->attr;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
+	/* ib_core sets both up for an XRC SRQ; a kernel caller may not */
+	if (init->srq_type == IB_SRQT_XRC &&
+	    (!init->ext.cq || !init->ext.xrc.xrcd))
+		return -EINVAL;
 	if (!attr->max_wr || attr->max_wr > SROCE_MAX_SRQ_WR ||
 	    attr->max_sge > SROCE_MAX_SRQ_SGE)
 		return -EINVAL;
@@ -114,7 +136,10 @@ static int sroce_srq_create(struct ib_srq *ibsrq,
 	if (srqn < 0)
 		return srqn == -ENOSPC ? -ENOMEM : srqn;
 	srq->srqn = srqn;
+	srq->serial = atomic64_inc_return(&sroce_srq_serials);
 	srq->user = udata;
+	refcount_set(&srq->ref, 1);
+	init_completion(&srq->released);
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->post_lock);
 	mutex_init(&srq->resize_mutex);
@@ -136,6 +161,13 @@ static int sroce_srq_create(struct ib_srq *ibsrq,
 		if (err)
 			goto err_cleanup;
 	}
+	if (init->srq_type == IB_SRQT_XRC) {
+		ibsrq->ext.xrc.srq_num = srqn;
+		/* published last: a lookup never sees a half-built SRQ */
+		err = xa_err(xa_store(&sdev->xsrq_xa, srqn, srq, GFP_KERNEL));
+		if (err)
+			goto err_cleanup;
+	}
 	sroce_obj_get(SROCE_OBJ_SRQ);
 	return 0;
 
@@ -146,12 +178,54 @@ err_free_srqn:
 	return err;
 }
 
+/**
+ * sroce_srq_get_xrc - find an XRC SRQ of an XRC domain by number
+ * @sdev: the device
+ * @srqn: the number an XRC request names
+ * @xrcd: the domain of the target QP the request arrived at
+ *
+ * Callable from any context.  The caller must not sleep before
+ * sroce_srq_put(): destroy waits for it.
+ *
+ * Return: the SRQ, referenced, or NULL if @srqn names no XRC SRQ of @xrcd.
+ */
+struct sroce_srq *sroce_srq_get_xrc(struct sroce_dev *sdev, u32 srqn,
+				    struct ib_xrcd *xrcd)
+{
+	struct sroce_srq *srq;
+
+	rcu_read_lock();
+	srq = xa_load(&sdev->xsrq_xa, srqn);
+	if (srq && (srq->ibsrq.ext.xrc.xrcd != xrcd ||
+		    !refcount_inc_not_zero(&srq->ref)))
+		srq = NULL;
+	rcu_read_unlock();
+	return srq;
+}
+
+void sroce_srq_put(struct sroce_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->ref))
+		complete(&srq->released);
+}
+
+/* The XRC lookups, cut off and waited for; see the head of the file. */
+static void sroce_srq_unpublish(struct sroce_dev *sdev, struct sroce_srq *srq)
+{
+	xa_erase(&sdev->xsrq_xa, srq->srqn);
+	sroce_srq_put(srq);
+	wait_for_completion(&srq->released);
+	synchronize_rcu();
+}
+
 /* ib_core has checked that no QP uses the SRQ (see the top of the file). */
 static int sroce_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sroce_dev(ibsrq->device);
 	struct sroce_srq *srq = to_sroce_srq(ibsrq);
 
+	if (ibsrq->srq_type == IB_SRQT_XRC)
+		sroce_srq_unpublish(sdev, srq);
 	sroce_queue_cleanup(&srq->rq);
 	ida_free(&sdev->srq_ida, srq->srqn);
 	mutex_destroy(&srq->resize_mutex);

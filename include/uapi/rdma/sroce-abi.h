@@ -209,6 +209,12 @@ struct sroce_sge {
  * payload, inline or in SGEs.  FLUSH (14, the value of the kernel's
  * IB_UVERBS_WR_FLUSH and of later libibverbs' IBV_WR_FLUSH) is addressed by
  * flush and carries no payload.
+ *
+ * On an XRC send QP (IBV_QPT_XRC_SEND, the kernel's IB_QPT_XRC_INI) every
+ * slot also names, in xrc_srqn, the XRC SRQ at the target that the message
+ * is for (24 bits: wr.qp_type.xrc.remote_srqn, or ibv_wr_set_xrc_srqn());
+ * the operations and their fields are those of RC.  On every other QP type
+ * xrc_srqn is 0.
  */
 struct sroce_send_wqe {
 	__aligned_u64 wr_id;
@@ -217,7 +223,7 @@ struct sroce_send_wqe {
 	__u32 ex;		/* imm_data or invalidate_rkey */
 	__u32 num_sge;
 	__u32 inline_len;
-	__u32 reserved;
+	__u32 xrc_srqn;		/* XRC send QPs: the target's XRC SRQ; else 0 */
 	union {
 		struct {
 			__aligned_u64 remote_addr;
