@@ -19,7 +19,7 @@
  * sizeof(reply) to the ibv_cmd_* helper, read the tail as reply.tail.drv.
  *
  * Requests carry no driver data, so they use the plain command layouts of
- * verbs_private.h, except MODIFY_SRQ's (below).
+ * verbs_cmd.h, except MODIFY_SRQ's (below).
  */
 #ifndef SROCE_PROVIDER_ABI_H
 #define SROCE_PROVIDER_ABI_H
@@ -105,7 +105,11 @@ static_assert(sizeof(struct ib_uverbs_ex_create_cq_resp) == 16 &&
 	      sizeof(union sroce_create_cq_ex_reply) == 32,
 	      "16-byte extended core response + 16-byte sroce tail");
 
-/* CREATE_QP (ibv_create_qp, ibv_create_qp_ex) */
+/*
+ * CREATE_QP (ibv_create_qp, ibv_create_qp_ex).  An XRC_RECV QP is made by
+ * ib_core without udata, so the kernel writes no tail for it: only the
+ * core response is asked for.
+ */
 SROCE_REPLY(sroce_create_qp_reply, struct ib_uverbs_create_qp_resp,
 	    struct sroce_create_qp_resp);
 static_assert(sizeof(union sroce_create_qp_reply) == 80,
@@ -123,7 +127,11 @@ static_assert(offsetof(struct sroce_create_qp_resp, sq_mmap_key) == 0 &&
 	      sizeof(struct sroce_create_qp_resp) == 48,
 	      "sroce_create_qp_resp layout");
 
-/* CREATE_SRQ (ibv_create_srq) */
+/*
+ * CREATE_SRQ (ibv_create_srq), and CREATE_XSRQ (ibv_create_srq_ex, basic
+ * and XRC): the same core response, whose srqn only CREATE_XSRQ fills in,
+ * and the same tail.
+ */
 SROCE_REPLY(sroce_create_srq_reply, struct ib_uverbs_create_srq_resp,
 	    struct sroce_create_srq_resp);
 static_assert(sizeof(union sroce_create_srq_reply) == 40,
@@ -163,6 +171,7 @@ static_assert(sizeof(struct sroce_send_wqe) == 64 &&
 	      offsetof(struct sroce_send_wqe, ex) == 16 &&
 	      offsetof(struct sroce_send_wqe, num_sge) == 20 &&
 	      offsetof(struct sroce_send_wqe, inline_len) == 24 &&
+	      offsetof(struct sroce_send_wqe, xrc_srqn) == 28 &&
 	      offsetof(struct sroce_send_wqe, wr) == 32 &&
 	      offsetof(struct sroce_send_wqe, wr.atomic.swap) == 48 &&
 	      offsetof(struct sroce_send_wqe, wr.atomic.rkey) == 56 &&

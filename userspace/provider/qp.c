@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * sroce provider: queue pairs (RC), control path.
+ * sroce provider: queue pairs, control path.
  *
  * The kernel allocates each QP's SQ and RQ rings and returns their keys and
  * geometry; the provider maps both right after creation and checks that the
@@ -9,6 +9,14 @@
  * slot index or WQE can address memory outside a slot or the mapping.
  * Which QP types and capacities are supported is the kernel's decision: the
  * provider passes every request on.
+ *
+ * Not every QP has both rings.  One with an SRQ has no RQ, nor has an XRC
+ * send QP (it only sends).  An XRC receive QP has neither: it only
+ * receives, into the XRC SRQ each message names, and ib_core creates it
+ * without udata, so the kernel maps nothing and writes no driver tail;
+ * likewise a QP opened by number (ibv_open_qp()), which reaches no driver
+ * at all.  Such QPs still get the provider's object: modify, query and
+ * destroy are plain commands.
  *
  * Posting work requests into the mapped rings, and the doorbells that wake
  * the kernel, are wq.c; the extended post API (ibv_qp_ex) is qp_ex.c.
@@ -71,10 +79,10 @@ static bool sroce_qp_inline_fits(const struct sroce_wq *sq, uint32_t bytes)
 	       (size_t)1 << sq->slot_shift;
 }
 
-/* Both rings; with an SRQ there is no RQ to map (the kernel made none). */
+/* The rings the kernel made: an SQ, and an RQ only if has_rq. */
 static int sroce_qp_map(struct sroce_context *ctx, struct sroce_qp *qp,
 			const struct sroce_create_qp_resp *resp,
-			const struct ibv_qp_cap *cap, bool srq)
+			const struct ibv_qp_cap *cap, bool has_rq)
 {
 	int ret;
 
@@ -84,7 +92,7 @@ static int sroce_qp_map(struct sroce_context *ctx, struct sroce_qp *qp,
 			   cap->max_send_wr);
 	if (ret)
 		goto err;
-	if (!srq)
+	if (has_rq)
 		ret = sroce_wq_map(ctx, &qp->rq, resp->rq_mmap_key,
 				   resp->rq_mmap_len, resp->rq_slots,
 				   resp->rq_slot_shift,
@@ -108,31 +116,68 @@ err:
 	return ret;
 }
 
-static int sroce_qp_locks_init(struct sroce_qp *qp)
-{
-	int ret;
-
-	ret = pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
-	if (ret)
-		return ret;
-	ret = pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
-	if (ret)
-		pthread_spin_destroy(&qp->sq.lock);
-	return ret;
-}
-
-static void sroce_qp_locks_destroy(struct sroce_qp *qp)
+static void sroce_qp_free(struct sroce_qp *qp)
 {
 	pthread_spin_destroy(&qp->rq.lock);
 	pthread_spin_destroy(&qp->sq.lock);
+	free(qp);
+}
+
+static struct sroce_qp *sroce_qp_alloc(void)
+{
+	struct sroce_qp *qp;
+	int ret;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	ret = pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+	ret = pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_sq;
+	return qp;
+
+err_sq:
+	pthread_spin_destroy(&qp->sq.lock);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * The kernel's QP, and its rings if it has any.  An XRC receive QP is
+ * made by ib_core without udata: the driver writes no tail, so none is
+ * asked for, and there is nothing to map.
+ */
+static int sroce_qp_make(struct sroce_context *ctx, struct sroce_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr)
+{
+	struct verbs_cmd_create_qp cmd = {};
+	union sroce_create_qp_reply reply = {};
+	bool xrc_recv = attr->qp_type == IBV_QPT_XRC_RECV;
+	size_t reply_len = xrc_recv ? sizeof(reply.core) : sizeof(reply);
+	int ret;
+
+	/* Writes the capacities the kernel granted back into attr->cap. */
+	ret = ibv_cmd_create_qp_ex(&ctx->base_ctx.context, &qp->base_qp, attr,
+				   &cmd, sizeof(cmd), &reply.core, reply_len);
+	if (ret || xrc_recv)
+		return ret;
+
+	ret = sroce_qp_map(ctx, qp, &reply.tail.drv, &attr->cap,
+			   !attr->srq && attr->qp_type != IBV_QPT_XRC_SEND);
+	/* If the destroy fails too, the context's close reaps the QP. */
+	if (ret)
+		ibv_cmd_destroy_qp(&qp->base_qp.qp);
+	return ret;
 }
 
 struct ibv_qp *sroce_qp_create_ex(struct ibv_context *ibctx,
 				  struct ibv_qp_init_attr_ex *attr)
 {
-	struct sroce_context *ctx = to_sroce_ctx(ibctx);
-	struct verbs_cmd_create_qp cmd = {};
-	union sroce_create_qp_reply reply = {};
 	struct sroce_qp *qp;
 	int ret;
 
@@ -143,37 +188,45 @@ struct ibv_qp *sroce_qp_create_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 
-	qp = calloc(1, sizeof(*qp));
+	qp = sroce_qp_alloc();
 	if (!qp)
 		return NULL;
-	ret = sroce_qp_locks_init(qp);
-	if (ret)
-		goto err_free;
-
-	/* Writes the capacities the kernel granted back into attr->cap. */
-	ret = ibv_cmd_create_qp_ex(ibctx, &qp->base_qp, attr, &cmd,
-				   sizeof(cmd), &reply.core, sizeof(reply));
-	if (ret)
-		goto err_locks;
-
-	ret = sroce_qp_map(ctx, qp, &reply.tail.drv, &attr->cap, attr->srq);
-	if (ret)
-		goto err_destroy;
+	ret = sroce_qp_make(to_sroce_ctx(ibctx), qp, attr);
+	if (ret) {
+		sroce_qp_free(qp);
+		errno = ret;
+		return NULL;
+	}
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_PD) &&
 	    sroce_pd_single_thread(attr->pd))
 		qp->sq.single_thread = qp->rq.single_thread = true;
 	sroce_qp_ex_init(qp, attr);
 	return &qp->base_qp.qp;
+}
 
-err_destroy:
-	/* Nothing to do if this fails too: the context's close reaps it. */
-	ibv_cmd_destroy_qp(&qp->base_qp.qp);
-err_locks:
-	sroce_qp_locks_destroy(qp);
-err_free:
-	free(qp);
-	errno = ret;
-	return NULL;
+/*
+ * ibv_open_qp(): another handle on an XRC receive QP of the XRC domain, by
+ * number.  OPEN_QP reaches no driver: no rings, no driver tail.
+ */
+struct ibv_qp *sroce_qp_open(struct ibv_context *ibctx,
+			     struct ibv_qp_open_attr *attr)
+{
+	struct verbs_cmd_open_qp cmd = {};
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct sroce_qp *qp;
+	int ret;
+
+	qp = sroce_qp_alloc();
+	if (!qp)
+		return NULL;
+	ret = ibv_cmd_open_qp(ibctx, &qp->base_qp, sizeof(qp->base_qp), attr,
+			      &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		sroce_qp_free(qp);
+		errno = ret;
+		return NULL;
+	}
+	return &qp->base_qp.qp;
 }
 
 struct ibv_qp *sroce_qp_create(struct ibv_pd *ibpd,
@@ -215,10 +268,23 @@ int sroce_qp_query(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 				sizeof(cmd));
 }
 
+/* The QP's completions still in its CQs (sroce_cq_discard_qp()). */
+static void sroce_qp_discard_cqes(struct ibv_qp *ibqp)
+{
+	if (ibqp->send_cq)
+		sroce_cq_discard_qp(to_sroce_cq(ibqp->send_cq), ibqp->qp_num);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		sroce_cq_discard_qp(to_sroce_cq(ibqp->recv_cq), ibqp->qp_num);
+}
+
 /*
  * The kernel stops using the rings before DESTROY_QP returns, so they are
  * unmapped only then; on failure the QP stays whole.  Its completions
- * still in its CQs go then too (sroce_cq_discard_qp()).
+ * still in its CQs go then too.  An XRC receive QP has no CQs (libibverbs
+ * copies whatever the application passed, which the kernel ignored): its
+ * receives complete on the CQs of the XRC SRQs they took WQEs from, and
+ * its kernel QP may live on for other handles (ibv_open_qp()), so they
+ * stay.
  */
 int sroce_qp_destroy(struct ibv_qp *ibqp)
 {
@@ -229,13 +295,10 @@ int sroce_qp_destroy(struct ibv_qp *ibqp)
 	if (ret)
 		return ret;
 
-	if (ibqp->send_cq)
-		sroce_cq_discard_qp(to_sroce_cq(ibqp->send_cq), ibqp->qp_num);
-	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
-		sroce_cq_discard_qp(to_sroce_cq(ibqp->recv_cq), ibqp->qp_num);
+	if (ibqp->qp_type != IBV_QPT_XRC_RECV)
+		sroce_qp_discard_cqes(ibqp);
 	sroce_wq_unmap(&qp->rq);
 	sroce_wq_unmap(&qp->sq);
-	sroce_qp_locks_destroy(qp);
-	free(qp);
+	sroce_qp_free(qp);
 	return 0;
 }

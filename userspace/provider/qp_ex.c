@@ -9,8 +9,9 @@
  *  - each opcode call (wr_send, wr_rdma_write, ...) checks the slot built
  *    before it, takes the next slot and writes the operation, with the
  *    wr_id and wr_flags the application put in the ibv_qp_ex;
- *  - the setters (wr_set_sge*, wr_set_inline_data*, wr_set_ud_addr) fill
- *    in the slot taken last; inline data is copied during the call;
+ *  - the setters (wr_set_sge*, wr_set_inline_data*, wr_set_ud_addr,
+ *    wr_set_xrc_srqn) fill in the slot taken last; inline data is copied
+ *    during the call;
  *  - wr_complete checks the last slot, publishes the producer, drops the
  *    lock and rings the doorbell if the kernel asked for one, as
  *    ibv_post_send() does;
@@ -23,8 +24,9 @@
  * producer back.
  *
  * Operations the QP's type does not carry (UC: SENDs, WRITEs, binds and
- * LOCAL_INV; UD: SENDs) or the device does not execute (TSO) are refused
- * when the QP is created (EOPNOTSUPP), so their
+ * LOCAL_INV; UD: SENDs; XRC send QPs: those of RC; an XRC receive QP has
+ * no send queue, so none) or the device does not execute (TSO) are
+ * refused when the QP is created (EOPNOTSUPP), so their
  * callbacks are never reached; a UD WR without wr_set_ud_addr fails
  * wr_complete (EINVAL), and so does wr_bind_mw of a type 1 window or
  * without an MR (type 1 windows are bound by ibv_bind_mw()).
@@ -37,7 +39,7 @@
 /*
  * The send_ops_flags each QP type supports: a datagram QP has no memory
  * operations (IBTA 11.4.1.1), SEND_WITH_INV, READs, atomics and ATOMIC
- * WRITE (IBTA A19.5) are RC's.
+ * WRITE (IBTA A19.5) are RC's, and XRC's (a reliable connection too).
  */
 #define SROCE_QP_EX_UD_OPS (IBV_QP_EX_WITH_SEND |			\
 			    IBV_QP_EX_WITH_SEND_WITH_IMM)
@@ -55,6 +57,7 @@
 
 /* The comp_mask bits create_qp_ex accepts. */
 #define SROCE_QP_EX_COMP_MASK (IBV_QP_INIT_ATTR_PD |			\
+			       IBV_QP_INIT_ATTR_XRCD |			\
 			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
 static void sroce_qpx_fail(struct sroce_qp *qp, int err)
@@ -295,6 +298,14 @@ static void sroce_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	sroce_sq_set_ud(wqe, to_sroce_ah(ah)->ahn, remote_qpn, remote_qkey);
 }
 
+static void sroce_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct sroce_send_wqe *wqe = sroce_qpx_cur(qpx_to_sroce_qp(qpx));
+
+	if (wqe)
+		sroce_sq_set_xrc(wqe, remote_srqn);
+}
+
 /* -- The batch ------------------------------------------------------------- */
 
 static void sroce_wr_start(struct ibv_qp_ex *qpx)
@@ -358,6 +369,9 @@ int sroce_qp_ex_check(const struct ibv_qp_init_attr_ex *attr)
 		ops = SROCE_QP_EX_UC_OPS;
 	else if (attr->qp_type == IBV_QPT_UD)
 		ops = SROCE_QP_EX_UD_OPS;
+	else if (attr->qp_type == IBV_QPT_XRC_RECV &&
+		 (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		return EOPNOTSUPP;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (attr->send_ops_flags & ~ops))
 		return EOPNOTSUPP;
@@ -397,12 +411,15 @@ void sroce_qp_ex_init(struct sroce_qp *qp,
 		qpx->wr_local_inv = sroce_wr_local_inv;
 		qpx->wr_bind_mw = sroce_wr_bind_mw;
 	}
-	if (attr->qp_type == IBV_QPT_RC) {
+	if (attr->qp_type == IBV_QPT_RC || attr->qp_type == IBV_QPT_XRC_SEND) {
 		qpx->wr_rdma_read = sroce_wr_rdma_read;
 		qpx->wr_atomic_cmp_swp = sroce_wr_atomic_cmp_swp;
 		qpx->wr_atomic_fetch_add = sroce_wr_atomic_fetch_add;
 		qpx->wr_atomic_write = sroce_wr_atomic_write;
 		qpx->wr_send_inv = sroce_wr_send_inv;
 	}
+	/* Like other providers', only XRC send QPs have this setter. */
+	if (attr->qp_type == IBV_QPT_XRC_SEND)
+		qpx->wr_set_xrc_srqn = sroce_wr_set_xrc_srqn;
 	qp->base_qp.comp_mask |= VERBS_QP_EX;
 }

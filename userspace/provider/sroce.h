@@ -12,7 +12,8 @@
  * posting work requests into a QP's or SRQ's rings, qp_ex.c the extended
  * (ibv_wr_*) send API on the same SQ slots.  A new object adds its
  * wrapper here, its ops to the table in context.c, and its prototypes
- * below.  mw.c memory windows (plain struct ibv_mw: no provider state).
+ * below.  mw.c memory windows (plain struct ibv_mw: no provider state),
+ * xrcd.c XRC domains (plain struct verbs_xrcd, likewise).
  */
 #ifndef SROCE_PROVIDER_H
 #define SROCE_PROVIDER_H
@@ -161,12 +162,15 @@ static inline void sroce_wq_unlock(struct sroce_wq *wq)
 /*
  * A queue pair.  The rings are mapped at creation, and every capacity the
  * kernel granted is checked to fit its slots, so posting needs no further
- * bounds than max_sge and max_inline_data.
+ * bounds than max_sge and max_inline_data.  A ring the QP has not got is
+ * never mapped (ring NULL), and posting to it fails: the RQ of a QP with
+ * an SRQ or of an XRC send QP, both rings of an XRC receive QP (made or
+ * opened: the kernel gives it none).
  */
 struct sroce_qp {
 	struct verbs_qp base_qp;
-	struct sroce_wq sq;
-	struct sroce_wq rq;		/* not mapped with an SRQ */
+	struct sroce_wq sq;		/* not mapped for XRC_RECV */
+	struct sroce_wq rq;		/* not mapped with an SRQ, for XRC */
 	uint32_t max_inline_data;	/* inline bytes per send WR */
 
 	/*
@@ -181,12 +185,15 @@ struct sroce_qp {
 
 /*
  * A shared receive queue: one ring of receive WQEs like a QP's RQ, which
- * every QP attached to it takes from in the kernel.
+ * every QP attached to it takes from in the kernel.  Basic and XRC SRQs
+ * are the same object with the same ring; libibverbs fills in base_vsrq's
+ * type, XRCD and number (create_srq_ex) and leaves them zero (basic) for
+ * create_srq.
  */
 struct sroce_srq {
-	struct ibv_srq base_srq;
+	struct verbs_srq base_vsrq;
 	struct sroce_wq rq;
-	uint32_t srqn;
+	uint32_t srqn;			/* the driver's; == srq_num for XRC */
 };
 
 static inline struct sroce_device *to_sroce_dev(struct ibv_device *ibdev)
@@ -238,7 +245,7 @@ static inline struct sroce_qp *to_sroce_qp(struct ibv_qp *ibqp)
 
 static inline struct sroce_srq *to_sroce_srq(struct ibv_srq *ibsrq)
 {
-	return sroce_container_of(ibsrq, struct sroce_srq, base_srq);
+	return sroce_container_of(ibsrq, struct sroce_srq, base_vsrq.srq);
 }
 
 static inline struct sroce_qp *qpx_to_sroce_qp(struct ibv_qp_ex *qpx)
@@ -325,6 +332,8 @@ int sroce_qp_modify(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int sroce_qp_query(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask, struct ibv_qp_init_attr *init_attr);
 int sroce_qp_destroy(struct ibv_qp *ibqp);
+struct ibv_qp *sroce_qp_open(struct ibv_context *ibctx,
+			     struct ibv_qp_open_attr *attr);
 int sroce_wq_map(struct sroce_context *ctx, struct sroce_wq *wq, uint64_t key,
 		 uint32_t len, uint32_t slots, uint32_t shift, size_t hdr,
 		 uint32_t max_sge, uint32_t min_slots);
@@ -337,6 +346,14 @@ int sroce_srq_modify(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		     int attr_mask);
 int sroce_srq_query(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int sroce_srq_destroy(struct ibv_srq *ibsrq);
+struct ibv_srq *sroce_srq_create_ex(struct ibv_context *ibctx,
+				    struct ibv_srq_init_attr_ex *attr);
+int sroce_srq_get_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+
+/* xrcd.c */
+struct ibv_xrcd *sroce_xrcd_open(struct ibv_context *ibctx,
+				 struct ibv_xrcd_init_attr *attr);
+int sroce_xrcd_close(struct ibv_xrcd *ibxrcd);
 
 /* qp_ex.c */
 int sroce_qp_ex_check(const struct ibv_qp_init_attr_ex *attr);

@@ -15,15 +15,18 @@
  * source of Debian 12's rdma-core 44.0-2 (IBVERBS_PABI_VERSION "34",
  * CMakeLists.txt:84).  Structures and prototypes: libibverbs/driver.h (line
  * numbers given at each declaration); the embedded list node:
- * ccan/list.h:24-27; command layouts: libibverbs/kern-abi.h:76-97, 176, 193,
- * 203, 206.  The offsets were obtained by compiling the v44.0 definitions on
- * x86_64 (LP64) and printing sizeof/offsetof.
+ * ccan/list.h:24-27.  The command layouts the helpers take
+ * (libibverbs/kern-abi.h) and the ioctl command block
+ * (libibverbs/cmd_ioctl.h) are in verbs_cmd.h, included below.  The offsets
+ * were obtained by compiling the v44.0 definitions on x86_64 (LP64) and
+ * printing sizeof/offsetof.
  *
  * The private ABI changes with every rdma-core release that bumps
  * IBVERBS_PABI_VERSION; such a libibverbs no longer defines
  * verbs_register_driver_34@IBVERBS_PRIVATE_34, so dlopen() of this provider
- * fails, which is the intended failure.  Porting to another PABI means re-checking every number
- * in this file against that release.
+ * fails, which is the intended failure.  Porting to another PABI means
+ * re-checking every number in this file and in verbs_cmd.h against that
+ * release.
  *
  * This header is included by C (the provider) and C++ (its unit tests).
  */
@@ -38,6 +41,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
+
+#include "verbs_cmd.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -225,6 +230,58 @@ static_assert(offsetof(struct ibv_cq_ex, status) == 132 &&
 	      "v44 ibv_cq_ex poll state");
 static_assert(sizeof(struct verbs_cq) == 288, "v44 verbs_cq");
 
+/* -- XRC domain object (driver.h:102-115) --------------------------------- */
+
+/* verbs_xrcd.comp_mask bits, set by ibv_cmd_open_xrcd(). */
+enum verbs_xrcd_mask {
+	VERBS_XRCD_HANDLE = 1 << 0,
+	VERBS_XRCD_RESERVED = 1 << 1,
+};
+
+/*
+ * libibverbs' wrapper of an ibv_xrcd: its helpers read the kernel handle
+ * through it (container_of on the ibv_xrcd) when an XRC SRQ or QP is made
+ * in the domain, so the provider's XRCD must be one.  ibv_cmd_open_xrcd()
+ * fills it, handle only if the size it is told covers handle.
+ */
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;
+	uint32_t handle;
+};
+static_assert(sizeof(struct ibv_xrcd) == 8, "v44 ibv_xrcd");
+static_assert(sizeof(struct verbs_xrcd) == 16, "v44 verbs_xrcd");
+static_assert(offsetof(struct verbs_xrcd, comp_mask) == 8,
+	      "v44 verbs_xrcd.comp_mask");
+static_assert(offsetof(struct verbs_xrcd, handle) == 12,
+	      "v44 verbs_xrcd.handle");
+
+/* -- Shared receive queue object (driver.h:117-123) ------------------------ */
+
+/*
+ * libibverbs' wrapper of an SRQ made by create_srq_ex: ibv_cmd_create_srq_ex()
+ * writes the type, and for an XRC SRQ its XRCD and the number the kernel
+ * gave it (srq_num), and the CQ if one was given.  The provider's SRQ
+ * embeds it first, whichever verb made it.
+ */
+struct verbs_srq {
+	struct ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	struct verbs_xrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srq_num;
+};
+static_assert(sizeof(struct ibv_srq) == 128, "v44 ibv_srq");
+static_assert(sizeof(struct verbs_srq) == 160, "v44 verbs_srq");
+static_assert(offsetof(struct verbs_srq, srq) == 0, "v44 verbs_srq.srq");
+static_assert(offsetof(struct verbs_srq, srq_type) == 128,
+	      "v44 verbs_srq.srq_type");
+static_assert(offsetof(struct verbs_srq, xrcd) == 136,
+	      "v44 verbs_srq.xrcd");
+static_assert(offsetof(struct verbs_srq, cq) == 144, "v44 verbs_srq.cq");
+static_assert(offsetof(struct verbs_srq, srq_num) == 152,
+	      "v44 verbs_srq.srq_num");
+
 /* -- Queue pair object (driver.h:124-128, 159-166) ------------------------ */
 
 /* verbs_qp.comp_mask bits, set by libibverbs' create helpers. */
@@ -244,7 +301,7 @@ struct verbs_qp {
 		struct ibv_qp_ex qp_ex;
 	};
 	uint32_t comp_mask;
-	struct ibv_xrcd *xrcd;		/* a struct verbs_xrcd in libibverbs */
+	struct verbs_xrcd *xrcd;
 };
 static_assert(sizeof(struct ibv_qp) == 160, "v44 ibv_qp");
 static_assert(sizeof(struct ibv_qp_ex) == 352, "v44 ibv_qp_ex");
@@ -415,12 +472,14 @@ static_assert(sizeof(struct verbs_context_ops) == 76 * 8,
 VERBS_OPS_SLOT(advise_mr, 0);
 VERBS_OPS_SLOT(alloc_pd, 5);
 VERBS_OPS_SLOT(attach_mcast, 9);
+VERBS_OPS_SLOT(close_xrcd, 11);
 VERBS_OPS_SLOT(create_ah, 13);
 VERBS_OPS_SLOT(create_cq, 15);
 VERBS_OPS_SLOT(create_cq_ex, 16);
 VERBS_OPS_SLOT(create_qp, 19);
 VERBS_OPS_SLOT(create_qp_ex, 20);
 VERBS_OPS_SLOT(create_srq, 22);
+VERBS_OPS_SLOT(create_srq_ex, 23);
 VERBS_OPS_SLOT(dealloc_pd, 26);
 VERBS_OPS_SLOT(dereg_mr, 28);
 VERBS_OPS_SLOT(destroy_ah, 29);
@@ -429,10 +488,13 @@ VERBS_OPS_SLOT(destroy_qp, 34);
 VERBS_OPS_SLOT(destroy_srq, 36);
 VERBS_OPS_SLOT(detach_mcast, 38);
 VERBS_OPS_SLOT(free_context, 39);
+VERBS_OPS_SLOT(get_srq_num, 41);
 VERBS_OPS_SLOT(import_mr, 43);
 VERBS_OPS_SLOT(import_pd, 44);
 VERBS_OPS_SLOT(modify_qp, 47);
 VERBS_OPS_SLOT(modify_srq, 49);
+VERBS_OPS_SLOT(open_qp, 51);
+VERBS_OPS_SLOT(open_xrcd, 52);
 VERBS_OPS_SLOT(poll_cq, 53);
 VERBS_OPS_SLOT(post_recv, 54);
 VERBS_OPS_SLOT(post_send, 55);
@@ -445,62 +507,6 @@ VERBS_OPS_SLOT(reg_mr, 68);
 VERBS_OPS_SLOT(req_notify_cq, 69);
 VERBS_OPS_SLOT(unimport_mr, 74);
 VERBS_OPS_SLOT(unimport_pd, 75);
-
-/* -- ioctl command buffers (cmd_ioctl.h:85-110, 193) ---------------------- */
-
-/*
- * libibverbs builds a uverbs ioctl in a chain of these blocks.  A block's
- * attributes are its header's flexible array: filled ones from hdr.attrs
- * up to next_attr, free room up to last_attr, so a block for n attributes
- * is the first of an array of VERBS_CMDB_LEN(n) blocks.  next links a
- * caller's block: ibv_cmd_query_context() appends the attributes of the
- * block it is given to its own, which is how a provider adds its driver
- * attributes to a core method.  uhw_in_idx and uhw_out_idx are
- * VERBS_CMDB_NO_UHW (cmd_ioctl.h:110) in a block without the write
- * fallback's driver data; the flags byte is zero.
- */
-struct ibv_command_buffer {
-	struct ibv_command_buffer *next;
-	struct ib_uverbs_attr *next_attr;
-	struct ib_uverbs_attr *last_attr;
-	uint8_t uhw_in_idx;
-	uint8_t uhw_out_idx;
-	uint8_t uhw_in_headroom_dwords;
-	uint8_t uhw_out_headroom_dwords;
-	uint8_t buffer_error : 1;
-	uint8_t fallback_require_ex : 1;
-	uint8_t fallback_ioctl_only : 1;
-	struct ib_uverbs_ioctl_hdr hdr;
-};
-static_assert(sizeof(struct ibv_command_buffer) == 56,
-	      "v44 ibv_command_buffer");
-static_assert(offsetof(struct ibv_command_buffer, next_attr) == 8,
-	      "v44 ibv_command_buffer.next_attr");
-static_assert(offsetof(struct ibv_command_buffer, last_attr) == 16,
-	      "v44 ibv_command_buffer.last_attr");
-static_assert(offsetof(struct ibv_command_buffer, uhw_in_idx) == 24,
-	      "v44 ibv_command_buffer.uhw_in_idx");
-static_assert(offsetof(struct ibv_command_buffer, uhw_out_idx) == 25,
-	      "v44 ibv_command_buffer.uhw_out_idx");
-static_assert(offsetof(struct ibv_command_buffer, hdr) == 32,
-	      "v44 ibv_command_buffer.hdr");
-static_assert(sizeof(struct ib_uverbs_ioctl_hdr) == 24 &&
-	      sizeof(struct ib_uverbs_attr) == 16, "uverbs ioctl layouts");
-
-enum { VERBS_CMDB_NO_UHW = 0xFF };
-
-#define VERBS_CMDB_LEN(n)						\
-	((sizeof(struct ibv_command_buffer) +				\
-	  (n) * sizeof(struct ib_uverbs_attr) +				\
-	  sizeof(struct ibv_command_buffer) - 1) /			\
-	 sizeof(struct ibv_command_buffer))
-
-/*
- * Linearises the chain, fills in hdr's length, num_attrs and driver_id,
- * and sends RDMA_VERBS_IOCTL on the context's cmd_fd.  Returns 0 or the
- * ioctl's errno (also left in errno).
- */
-int execute_ioctl(struct ibv_context *context, struct ibv_command_buffer *cmd);
 
 /* -- Context setup and teardown (driver.h:484-500) ------------------------- */
 
@@ -538,245 +544,6 @@ enum {
 void __verbs_log(struct verbs_context *ctx, uint32_t level,
 		 const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-
-/* -- Legacy command layouts (kern-abi.h:76-97, 176, 193, 203, 206) --------- */
-
-/*
- * The ibv_cmd_* helpers take the legacy write() command: the uverbs command
- * header followed by the members of the kernel's request structure, then
- * any driver data.  rdma-core generates these as struct ibv_get_context,
- * ibv_alloc_pd and ibv_query_port, spelling the kernel structure's members
- * out in place (its flexible driver_data[] cannot be embedded); the tag names
- * here are ours, the layouts theirs, checked member by member against the
- * kernel structure.  The helpers fill in the header and the response
- * pointer themselves.
- */
-#define VERBS_CMD_MEMBER(cmd, kabi, member)				\
-	static_assert(offsetof(struct cmd, member) ==			\
-		      sizeof(struct ib_uverbs_cmd_hdr) +		\
-			      offsetof(struct kabi, member),		\
-		      #cmd "." #member " must match " #kabi)
-#define VERBS_CMD_SIZE(cmd, kabi, size)					\
-	static_assert(sizeof(struct cmd) ==				\
-			      sizeof(struct ib_uverbs_cmd_hdr) +	\
-			      sizeof(struct kabi) &&			\
-		      sizeof(struct cmd) == (size),			\
-		      "v44 size of " #cmd)
-
-struct verbs_cmd_get_context {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 response;
-};
-VERBS_CMD_MEMBER(verbs_cmd_get_context, ib_uverbs_get_context, response);
-VERBS_CMD_SIZE(verbs_cmd_get_context, ib_uverbs_get_context, 16);
-
-struct verbs_cmd_alloc_pd {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 response;
-};
-VERBS_CMD_MEMBER(verbs_cmd_alloc_pd, ib_uverbs_alloc_pd, response);
-VERBS_CMD_SIZE(verbs_cmd_alloc_pd, ib_uverbs_alloc_pd, 16);
-
-struct verbs_cmd_query_port {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 response;
-	__u8 port_num;
-	__u8 reserved[7];
-};
-VERBS_CMD_MEMBER(verbs_cmd_query_port, ib_uverbs_query_port, response);
-VERBS_CMD_MEMBER(verbs_cmd_query_port, ib_uverbs_query_port, port_num);
-VERBS_CMD_MEMBER(verbs_cmd_query_port, ib_uverbs_query_port, reserved);
-VERBS_CMD_SIZE(verbs_cmd_query_port, ib_uverbs_query_port, 24);
-
-struct verbs_cmd_reg_mr {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 response;
-	__aligned_u64 start;
-	__aligned_u64 length;
-	__aligned_u64 hca_va;
-	__u32 pd_handle;
-	__u32 access_flags;
-};
-VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, response);
-VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, start);
-VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, length);
-VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, hca_va);
-VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, pd_handle);
-VERBS_CMD_MEMBER(verbs_cmd_reg_mr, ib_uverbs_reg_mr, access_flags);
-VERBS_CMD_SIZE(verbs_cmd_reg_mr, ib_uverbs_reg_mr, 48);
-
-/* kern-abi.h:175 (DECLARE_CMD of IB_USER_VERBS_CMD_ALLOC_MW) */
-struct verbs_cmd_alloc_mw {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 response;
-	__u32 pd_handle;
-	__u8 mw_type;
-	__u8 reserved[3];
-};
-VERBS_CMD_MEMBER(verbs_cmd_alloc_mw, ib_uverbs_alloc_mw, response);
-VERBS_CMD_MEMBER(verbs_cmd_alloc_mw, ib_uverbs_alloc_mw, pd_handle);
-VERBS_CMD_MEMBER(verbs_cmd_alloc_mw, ib_uverbs_alloc_mw, mw_type);
-VERBS_CMD_MEMBER(verbs_cmd_alloc_mw, ib_uverbs_alloc_mw, reserved);
-VERBS_CMD_SIZE(verbs_cmd_alloc_mw, ib_uverbs_alloc_mw, 24);
-
-/* kern-abi.h:181 (DECLARE_CMD of IB_USER_VERBS_CMD_CREATE_CQ) */
-struct verbs_cmd_create_cq {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 response;
-	__aligned_u64 user_handle;
-	__u32 cqe;
-	__u32 comp_vector;
-	__s32 comp_channel;
-	__u32 reserved;
-};
-VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, response);
-VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, user_handle);
-VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, cqe);
-VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, comp_vector);
-VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, comp_channel);
-VERBS_CMD_MEMBER(verbs_cmd_create_cq, ib_uverbs_create_cq, reserved);
-VERBS_CMD_SIZE(verbs_cmd_create_cq, ib_uverbs_create_cq, 40);
-
-/* DECLARE_CMD of IB_USER_VERBS_CMD_RESIZE_CQ */
-struct verbs_cmd_resize_cq {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 response;
-	__u32 cq_handle;
-	__u32 cqe;
-};
-VERBS_CMD_MEMBER(verbs_cmd_resize_cq, ib_uverbs_resize_cq, response);
-VERBS_CMD_MEMBER(verbs_cmd_resize_cq, ib_uverbs_resize_cq, cq_handle);
-VERBS_CMD_MEMBER(verbs_cmd_resize_cq, ib_uverbs_resize_cq, cqe);
-VERBS_CMD_SIZE(verbs_cmd_resize_cq, ib_uverbs_resize_cq, 24);
-
-/* DECLARE_CMD of IB_USER_VERBS_CMD_REREG_MR */
-struct verbs_cmd_rereg_mr {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 response;
-	__u32 mr_handle;
-	__u32 flags;
-	__aligned_u64 start;
-	__aligned_u64 length;
-	__aligned_u64 hca_va;
-	__u32 pd_handle;
-	__u32 access_flags;
-};
-VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, response);
-VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, mr_handle);
-VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, flags);
-VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, start);
-VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, length);
-VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, hca_va);
-VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, pd_handle);
-VERBS_CMD_MEMBER(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, access_flags);
-VERBS_CMD_SIZE(verbs_cmd_rereg_mr, ib_uverbs_rereg_mr, 56);
-
-/* kern-abi.h:182 (DECLARE_CMD of IB_USER_VERBS_CMD_CREATE_QP) */
-struct verbs_cmd_create_qp {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 response;
-	__aligned_u64 user_handle;
-	__u32 pd_handle;
-	__u32 send_cq_handle;
-	__u32 recv_cq_handle;
-	__u32 srq_handle;
-	__u32 max_send_wr;
-	__u32 max_recv_wr;
-	__u32 max_send_sge;
-	__u32 max_recv_sge;
-	__u32 max_inline_data;
-	__u8 sq_sig_all;
-	__u8 qp_type;
-	__u8 is_srq;
-	__u8 reserved;
-};
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, response);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, user_handle);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, pd_handle);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, send_cq_handle);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, recv_cq_handle);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, srq_handle);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, max_send_wr);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, max_recv_wr);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, max_send_sge);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, max_recv_sge);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, max_inline_data);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, sq_sig_all);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, qp_type);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, is_srq);
-VERBS_CMD_MEMBER(verbs_cmd_create_qp, ib_uverbs_create_qp, reserved);
-VERBS_CMD_SIZE(verbs_cmd_create_qp, ib_uverbs_create_qp, 64);
-
-/*
- * kern-abi.h:194 (DECLARE_CMDX of IB_USER_VERBS_CMD_MODIFY_QP).  The
- * provider never reads or writes the members (ibv_cmd_modify_qp() fills
- * them all from the ibv_qp_attr), so the kernel structure is carried as
- * opaque words of its exact size and alignment.
- */
-struct verbs_cmd_modify_qp {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 core_payload[sizeof(struct ib_uverbs_modify_qp) / 8];
-};
-static_assert(sizeof(struct ib_uverbs_modify_qp) % 8 == 0 &&
-	      alignof(struct ib_uverbs_modify_qp) == 8,
-	      "ib_uverbs_modify_qp is a whole number of 64-bit words");
-VERBS_CMD_SIZE(verbs_cmd_modify_qp, ib_uverbs_modify_qp, 120);
-
-/* kern-abi.h:204 (DECLARE_CMD of IB_USER_VERBS_CMD_QUERY_QP) */
-struct verbs_cmd_query_qp {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 response;
-	__u32 qp_handle;
-	__u32 attr_mask;
-};
-VERBS_CMD_MEMBER(verbs_cmd_query_qp, ib_uverbs_query_qp, response);
-VERBS_CMD_MEMBER(verbs_cmd_query_qp, ib_uverbs_query_qp, qp_handle);
-VERBS_CMD_MEMBER(verbs_cmd_query_qp, ib_uverbs_query_qp, attr_mask);
-VERBS_CMD_SIZE(verbs_cmd_query_qp, ib_uverbs_query_qp, 24);
-
-/* kern-abi.h:183 (DECLARE_CMD of IB_USER_VERBS_CMD_CREATE_SRQ) */
-struct verbs_cmd_create_srq {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 response;
-	__aligned_u64 user_handle;
-	__u32 pd_handle;
-	__u32 max_wr;
-	__u32 max_sge;
-	__u32 srq_limit;
-};
-VERBS_CMD_MEMBER(verbs_cmd_create_srq, ib_uverbs_create_srq, response);
-VERBS_CMD_MEMBER(verbs_cmd_create_srq, ib_uverbs_create_srq, user_handle);
-VERBS_CMD_MEMBER(verbs_cmd_create_srq, ib_uverbs_create_srq, pd_handle);
-VERBS_CMD_MEMBER(verbs_cmd_create_srq, ib_uverbs_create_srq, max_wr);
-VERBS_CMD_MEMBER(verbs_cmd_create_srq, ib_uverbs_create_srq, max_sge);
-VERBS_CMD_MEMBER(verbs_cmd_create_srq, ib_uverbs_create_srq, srq_limit);
-VERBS_CMD_SIZE(verbs_cmd_create_srq, ib_uverbs_create_srq, 40);
-
-/* kern-abi.h:195 (DECLARE_CMDX of IB_USER_VERBS_CMD_MODIFY_SRQ) */
-struct verbs_cmd_modify_srq {
-	struct ib_uverbs_cmd_hdr hdr;
-	__u32 srq_handle;
-	__u32 attr_mask;
-	__u32 max_wr;
-	__u32 srq_limit;
-};
-VERBS_CMD_MEMBER(verbs_cmd_modify_srq, ib_uverbs_modify_srq, srq_handle);
-VERBS_CMD_MEMBER(verbs_cmd_modify_srq, ib_uverbs_modify_srq, attr_mask);
-VERBS_CMD_MEMBER(verbs_cmd_modify_srq, ib_uverbs_modify_srq, max_wr);
-VERBS_CMD_MEMBER(verbs_cmd_modify_srq, ib_uverbs_modify_srq, srq_limit);
-VERBS_CMD_SIZE(verbs_cmd_modify_srq, ib_uverbs_modify_srq, 24);
-
-/* kern-abi.h:205 (DECLARE_CMD of IB_USER_VERBS_CMD_QUERY_SRQ) */
-struct verbs_cmd_query_srq {
-	struct ib_uverbs_cmd_hdr hdr;
-	__aligned_u64 response;
-	__u32 srq_handle;
-	__u32 reserved;
-};
-VERBS_CMD_MEMBER(verbs_cmd_query_srq, ib_uverbs_query_srq, response);
-VERBS_CMD_MEMBER(verbs_cmd_query_srq, ib_uverbs_query_srq, srq_handle);
-VERBS_CMD_MEMBER(verbs_cmd_query_srq, ib_uverbs_query_srq, reserved);
-VERBS_CMD_SIZE(verbs_cmd_query_srq, ib_uverbs_query_srq, 24);
 
 /* -- Command helpers (driver.h:508-532) ------------------------------------ */
 
@@ -901,8 +668,12 @@ int ibv_cmd_create_cq_ex(struct ibv_context *context,
 /*
  * driver.h:611-615, 628-634, 640.  create_qp_ex accepts only the PD, XRCD
  * and SEND_OPS_FLAGS comp_mask bits; it fills in the command itself, qp's
- * context, handle, qp_num, pd, CQs, type and RESET state, and writes the
- * kernel's rounded-up capacities back into attr_ex->cap.  modify_qp and
+ * context, handle, qp_num, pd, CQs, SRQ, type and RESET state (pd, CQs and
+ * SRQ copied from attr_ex whatever the type), records the XRCD with
+ * IBV_QP_INIT_ATTR_XRCD, and writes the kernel's rounded-up capacities
+ * back into attr_ex->cap.  An XRC_RECV QP needs the XRCD, whose handle
+ * goes out in place of the PD's; an XRC_SEND QP goes out without a
+ * receive CQ and with no receive capacities.  modify_qp and
  * query_qp fill in their commands from attr and attr_mask; the libibverbs
  * wrappers update qp->state afterwards.  destroy_qp waits for the kernel
  * to drop the QP and its events; the caller frees it.
@@ -921,6 +692,32 @@ int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
 
 /*
+ * driver.h:623-627 (cmd.c:343-391).  open_qp needs the XRCD, NUM and TYPE
+ * comp_mask bits and sends OPEN_QP with the XRCD's handle as pd_handle; it
+ * fills in qp's handle, context, qp_context, qp_num and qp_type, sets pd,
+ * CQs and SRQ NULL and the state IBV_QPS_UNKNOWN, and records the XRCD if
+ * vqp_sz covers verbs_qp.xrcd.  The kernel's response is the core
+ * create_qp_resp; OPEN_QP reaches no driver, so there is no driver tail.
+ */
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp,
+		    int vqp_sz, struct ibv_qp_open_attr *attr,
+		    struct verbs_cmd_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+
+/*
+ * driver.h:533-538 (cmd.c:67-97, cmd_xrcd.c).  open_xrcd needs the FD and
+ * OFLAGS comp_mask bits and fills in xrcd's context, and its handle if
+ * vxrcd_size covers it; the response is the core open_xrcd_resp (no driver
+ * data).  close_xrcd destroys the kernel's XRCD (or drops this file's
+ * reference to a shared one); the caller frees xrcd.
+ */
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd,
+		      int vxrcd_size, struct ibv_xrcd_init_attr *attr,
+		      struct verbs_cmd_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
+
+/*
  * driver.h:589-592, 598-605 (cmd_srq.c, cmd.c).  create_srq fills in the
  * command itself, srq's context, handle, mutex and cond, and writes the
  * kernel's capacities back into attr->attr (max_wr, max_sge); libibverbs'
@@ -934,6 +731,21 @@ int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
 		       struct verbs_cmd_create_srq *cmd, size_t cmd_size,
 		       struct ib_uverbs_create_srq_resp *resp,
 		       size_t resp_size);
+/*
+ * driver.h:593-597 (cmd_srq.c).  create_srq_ex refuses comp_mask bits past
+ * IBV_SRQ_INIT_ATTR_RESERVED (EOPNOTSUPP) and needs PD (EINVAL); an XRC
+ * SRQ needs XRCD and CQ.  It does what create_srq does and also fills in
+ * srq's srq_type, cq, and for XRC its xrcd and srq_num (the core
+ * response's srqn).  A basic SRQ goes out as CREATE_SRQ, others as
+ * CREATE_XSRQ (or the ioctl SRQ_CREATE, either way); the response is the
+ * core create_srq_resp and the driver tail after it.  The legacy write
+ * path reads attr_ex->srq_type even without IBV_SRQ_INIT_ATTR_TYPE.
+ */
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex,
+			  struct verbs_cmd_create_xsrq *cmd, size_t cmd_size,
+			  struct ib_uverbs_create_srq_resp *resp,
+			  size_t resp_size);
 int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		       int srq_attr_mask, struct verbs_cmd_modify_srq *cmd,
 		       size_t cmd_size);

@@ -29,8 +29,11 @@
  * in RESET, INIT or RTR, the RQ while it is in RESET (EINVAL, nothing
  * posted); the state is libibverbs' ibqp->state, which ibv_modify_qp()
  * updates after a successful transition.  Later states, ERR included, are
- * accepted: the kernel flushes what an errored QP cannot execute.  A QP
- * attached to an SRQ has no RQ: ibv_post_recv() on it fails with EINVAL.
+ * accepted: the kernel flushes what an errored QP cannot execute.  A queue
+ * the QP has not got (the RQ of a QP with an SRQ or of an XRC send QP,
+ * either queue of an XRC receive QP) refuses every WR with EINVAL.  An XRC
+ * send QP takes what an RC QP takes, and each of its slots names the XRC
+ * SRQ at the target (xrc_srqn); other QPs leave that 0.
  * An SRQ's ring takes receives exactly as an RQ does, under its own lock,
  * and never needs a doorbell (the kernel reads it when a message arrives;
  * an SRQ has no error state to flush).  A failed
@@ -174,6 +177,11 @@ void sroce_sq_set_ud(struct sroce_send_wqe *wqe, uint32_t ahn,
 	wqe->wr.ud.ah = ahn;
 }
 
+void sroce_sq_set_xrc(struct sroce_send_wqe *wqe, uint32_t remote_srqn)
+{
+	wqe->xrc_srqn = remote_srqn;
+}
+
 void sroce_sq_clear_data(struct sroce_send_wqe *wqe)
 {
 	wqe->num_sge = 0;
@@ -229,7 +237,10 @@ bool sroce_sq_is_local(uint32_t opcode)
 	return opcode == IBV_WR_BIND_MW || opcode == IBV_WR_LOCAL_INV;
 }
 
-/* UC carries SENDs, WRITEs and local operations, UD only SENDs. */
+/*
+ * RC and XRC send QPs carry every operation, UC SENDs, WRITEs and local
+ * operations, UD only SENDs.
+ */
 static bool sroce_sq_type_allows(enum ibv_qp_type type, uint32_t opcode)
 {
 	if (type == IBV_QPT_UD)
@@ -260,7 +271,8 @@ int sroce_sq_check(const struct sroce_qp *qp, const struct sroce_send_wqe *wqe)
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		return 0;
 	case IBV_WR_SEND_WITH_INV:
-		return type == IBV_QPT_RC ? 0 : EINVAL;
+		return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND ?
+			       0 : EINVAL;
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_BIND_MW:
 		/* header only */
@@ -329,11 +341,16 @@ void sroce_sq_set_bind(struct sroce_send_wqe *wqe, const struct ibv_mw *mw,
 	wqe->wr.bind.access = info->mw_access_flags;
 }
 
-/* The remote side of the operation: a datagram's address, or wqe->wr. */
+/*
+ * The remote side of the operation: a datagram's address, or wqe->wr and,
+ * on an XRC send QP, the target's SRQ.
+ */
 static void sroce_send_remote(const struct sroce_qp *qp,
 			      struct sroce_send_wqe *wqe,
 			      const struct ibv_send_wr *wr)
 {
+	if (qp->base_qp.qp.qp_type == IBV_QPT_XRC_SEND)
+		sroce_sq_set_xrc(wqe, wr->qp_type.xrc.remote_srqn);
 	if (qp->base_qp.qp.qp_type == IBV_QPT_UD) {
 		if (wr->wr.ud.ah)
 			sroce_sq_set_ud(wqe, to_sroce_ah(wr->wr.ud.ah)->ahn,
@@ -486,7 +503,7 @@ static int sroce_post_send_wrs(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct ibv_send_wr *first = wr;
 	int ret, db;
 
-	if (!sroce_sq_open(ibqp->state)) {
+	if (!qp->sq.ring || !sroce_sq_open(ibqp->state)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -576,7 +593,7 @@ int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct ibv_recv_wr *first = wr;
 	int ret, db;
 
-	if (ibqp->state == IBV_QPS_RESET || ibqp->srq) {
+	if (!qp->rq.ring || ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

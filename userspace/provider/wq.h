@@ -49,6 +49,8 @@ void sroce_sq_set_atomic(struct sroce_send_wqe *wqe, uint32_t rkey,
 			 uint64_t swap);
 void sroce_sq_set_ud(struct sroce_send_wqe *wqe, uint32_t ahn,
 		     uint32_t remote_qpn, uint32_t remote_qkey);
+/* XRC send QPs: the XRC SRQ at the target the message is for. */
+void sroce_sq_set_xrc(struct sroce_send_wqe *wqe, uint32_t remote_srqn);
 
 /* Forget the data set so far: no SGEs, no inline bytes. */
 void sroce_sq_clear_data(struct sroce_send_wqe *wqe);

@@ -37,7 +37,8 @@ sroce_provider_test(sroce_provider_uverbs_test
 	"${SROCE_PROVIDER_TEST_DIR}/provider_qp_destroy_test.cc"
 	"${SROCE_PROVIDER_TEST_DIR}/provider_srq_test.cc"
 	"${SROCE_PROVIDER_TEST_DIR}/provider_qp_ex_test.cc"
-	"${SROCE_PROVIDER_TEST_DIR}/provider_pdomain_test.cc")
+	"${SROCE_PROVIDER_TEST_DIR}/provider_pdomain_test.cc"
+	"${SROCE_PROVIDER_TEST_DIR}/provider_xrc_test.cc")
 set_target_properties(sroce_provider_uverbs_test PROPERTIES
 	ENABLE_EXPORTS ON)
 target_include_directories(sroce_provider_uverbs_test PRIVATE

@@ -110,7 +110,7 @@ TEST_F(ProviderQp, SendSlotCarriesTheHeaderAndTheSges)
 	EXPECT_EQ(w.ex, 0u);
 	EXPECT_EQ(w.num_sge, 2u);
 	EXPECT_EQ(w.inline_len, 0u);
-	EXPECT_EQ(w.reserved, 0u);
+	EXPECT_EQ(w.xrc_srqn, 0u);	// not an XRC send QP
 	const unsigned char zero[sizeof(w.wr.raw)] = {};
 	EXPECT_EQ(std::memcmp(w.wr.raw, zero, sizeof(zero)), 0);
 	for (int i = 0; i < 2; i++) {

@@ -41,6 +41,7 @@
 #include <memory>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -191,6 +192,21 @@ public:
 	uint32_t srq_shift = 6;
 	ib_uverbs_query_srq_resp srq_query{ 4, 3, 2, 0 };
 	FakeRing srq;
+	// CREATE_XSRQ's core response names the SRQ: this number (the
+	// driver tail's is kSrqn, which a correct kernel repeats).
+	uint32_t xsrq_core_srqn = kSrqn;
+	// A resize (MODIFY_SRQ with MAX_WR and sroce's request) makes this
+	// ring, at the old ring's producer, and mmap() of kSrqResizedKey
+	// maps it.
+	static constexpr uint64_t kSrqResizedKey = 0x9000;
+	uint32_t srq_resized_slots = 8;
+	FakeRing srq_resized;
+
+	// The XRCD OPEN_XRCD hands out, the handle OPEN_QP does.
+	static constexpr uint32_t kXrcdHandle = 0x66;
+	static constexpr uint32_t kOpenQpHandle = 0x77;
+	// The keys of the rings mmap() gave out, in order.
+	std::vector<uint64_t> mapped;
 
 	sroce_ring_hdr *ring() const
 	{
@@ -214,22 +230,19 @@ public:
 			return fail_map(mmap_errno);
 		if (!(flags & MAP_SHARED) || prot != (PROT_READ | PROT_WRITE))
 			return fail_map(EINVAL);
-		if (key == kCqKey && ring_mem && len == ring_len)
-			return ring_mem.get();
-		if (key == kSqKey && sq.mem && len == sq.len)
-			return sq.mem.get();
-		if (key == kRqKey && rq.mem && len == rq.len)
-			return rq.mem.get();
-		if (key == kSrqKey && srq.mem && len == srq.len)
-			return srq.mem.get();
-		return fail_map(EINVAL);
+		void *const ring = find_ring(key, len);
+		if (!ring)
+			return fail_map(EINVAL);
+		mapped.push_back(key);
+		return ring;
 	}
 
 	bool owns_mapping(void *addr) const
 	{
 		return addr &&
 		       (addr == ring_mem.get() || addr == sq.mem.get() ||
-			addr == rq.mem.get() || addr == srq.mem.get());
+			addr == rq.mem.get() || addr == srq.mem.get() ||
+			addr == srq_resized.mem.get());
 	}
 
 	std::vector<Command> log;
@@ -347,9 +360,11 @@ private:
 			reply_post(c);
 			return true;
 		case IB_USER_VERBS_CMD_CREATE_SRQ:
+		case IB_USER_VERBS_CMD_CREATE_XSRQ:
 			reply_create_srq(c);
 			return true;
 		case IB_USER_VERBS_CMD_MODIFY_SRQ:
+			reply_modify_srq(c);
 			return true;
 		case IB_USER_VERBS_CMD_QUERY_SRQ:
 			put(response_of(c), c.out_words * 4u, &srq_query,
@@ -357,6 +372,14 @@ private:
 			return true;
 		case IB_USER_VERBS_CMD_DESTROY_SRQ:
 			reply_destroy_srq(c);
+			return true;
+		case IB_USER_VERBS_CMD_OPEN_XRCD:
+			reply_open_xrcd(c);
+			return true;
+		case IB_USER_VERBS_CMD_CLOSE_XRCD:
+			return true;
+		case IB_USER_VERBS_CMD_OPEN_QP:
+			reply_open_qp(c);
 			return true;
 		default:
 			return false;
@@ -492,6 +515,22 @@ private:
 		return MAP_FAILED;
 	}
 
+	void *find_ring(uint64_t key, size_t len) const
+	{
+		if (key == kCqKey && ring_mem && len == ring_len)
+			return ring_mem.get();
+		const std::pair<uint64_t, const FakeRing *> rings[] = {
+			{ kSqKey, &sq },
+			{ kRqKey, &rq },
+			{ kSrqKey, &srq },
+			{ kSrqResizedKey, &srq_resized },
+		};
+		for (const auto &[k, r] : rings)
+			if (key == k && r->mem && len == r->len)
+				return r->mem.get();
+		return nullptr;
+	}
+
 	// A zeroed ring as vmalloc_user() leaves it, header filled in.
 	void reply_create_cq(const Command &c)
 	{
@@ -532,18 +571,27 @@ private:
 		const size_t req = sizeof(ib_uverbs_cmd_hdr);
 		ib_uverbs_create_qp_resp core{};
 		sroce_create_qp_resp drv{};
-		// Like the kernel, no RQ for a QP that uses an SRQ.
-		const bool has_srq = c.at<uint8_t>(
-			req + offsetof(ib_uverbs_create_qp, is_srq));
+		const auto type = c.at<uint8_t>(
+			req + offsetof(ib_uverbs_create_qp, qp_type));
+		// Like the kernel, no RQ with an SRQ or for an XRC send QP.
+		const bool has_rq = !c.at<uint8_t>(req + offsetof(
+					    ib_uverbs_create_qp, is_srq)) &&
+				    type != IBV_QPT_XRC_SEND;
 
+		core.qp_handle = kQpHandle;
+		core.qpn = kQpn;
+		// ib_core makes an XRC receive QP without udata: the driver
+		// makes no rings and writes no tail.
+		if (type == IBV_QPT_XRC_RECV) {
+			put(out, room, &core, sizeof(core));
+			return;
+		}
 		sq.make(sq_slots, sq_shift, qp_start);
-		if (!has_srq)
+		if (has_rq)
 			rq.make(rq_slots, rq_shift, qp_start);
 		// No worker runs for a new QP.
 		sq.hdr()->flags = SROCE_SQ_NEED_WAKEUP;
 
-		core.qp_handle = kQpHandle;
-		core.qpn = kQpn;
 		core.max_send_wr = c.at<uint32_t>(
 			req + offsetof(ib_uverbs_create_qp, max_send_wr));
 		core.max_recv_wr = c.at<uint32_t>(
@@ -558,7 +606,7 @@ private:
 		drv.qpn = kQpn;
 		drv.sq_slots = sq_slots;
 		drv.sq_slot_shift = sq_shift;
-		if (!has_srq) {
+		if (has_rq) {
 			drv.rq_mmap_key = kRqKey;
 			drv.rq_mmap_len = static_cast<uint32_t>(rq.len);
 			drv.rq_slots = rq_slots;
@@ -571,8 +619,29 @@ private:
 		put(out + room - sizeof(drv), sizeof(drv), &drv, sizeof(drv));
 	}
 
+	// OPEN_QP reaches no driver: the core response only, for the QP
+	// number asked for.
+	void reply_open_qp(const Command &c)
+	{
+		ib_uverbs_create_qp_resp core{};
+
+		core.qp_handle = kOpenQpHandle;
+		core.qpn = c.at<uint32_t>(sizeof(ib_uverbs_cmd_hdr) +
+					  offsetof(ib_uverbs_open_qp, qpn));
+		put(response_of(c), c.out_words * 4u, &core, sizeof(core));
+	}
+
+	void reply_open_xrcd(const Command &c)
+	{
+		ib_uverbs_open_xrcd_resp resp{};
+
+		resp.xrcd_handle = kXrcdHandle;
+		put(response_of(c), c.out_words * 4u, &resp, sizeof(resp));
+	}
+
 	// As for CREATE_QP, libibverbs asks for the oldest core response
-	// (the handle only) and the driver tail follows it.
+	// (the handle only) for CREATE_SRQ, and the driver tail follows it.
+	// CREATE_XSRQ has one core response, with the XRC SRQ's number.
 	void reply_create_srq(const Command &c)
 	{
 		auto *out = static_cast<unsigned char *>(response_of(c));
@@ -584,6 +653,7 @@ private:
 		core.srq_handle = kSrqHandle;
 		core.max_wr = srq_slots;
 		core.max_sge = 3;
+		core.srqn = xsrq_core_srqn;
 		drv.mmap_key = kSrqKey;
 		drv.mmap_len = static_cast<uint32_t>(srq.len);
 		drv.srqn = kSrqn;
@@ -593,6 +663,34 @@ private:
 			return;
 		put(out, room - sizeof(drv), &core, sizeof(core));
 		put(out + room - sizeof(drv), sizeof(drv), &drv, sizeof(drv));
+	}
+
+	// A resize carries sroce's request, the address of a CREATE_SRQ tail
+	// for the new ring; the kernel carries the producer over.
+	void reply_modify_srq(const Command &c)
+	{
+		const size_t req = sizeof(ib_uverbs_cmd_hdr);
+		const auto mask = c.at<uint32_t>(
+			req + offsetof(ib_uverbs_modify_srq, attr_mask));
+		sroce_create_srq_resp drv{};
+
+		if (!(mask & IBV_SRQ_MAX_WR) ||
+		    c.bytes.size() < req + sizeof(ib_uverbs_modify_srq) +
+					     sizeof(sroce_modify_srq_cmd))
+			return;
+		const auto addr = c.at<uint64_t>(
+			req + sizeof(ib_uverbs_modify_srq) +
+			offsetof(sroce_modify_srq_cmd, resp_addr));
+		srq_resized.make(srq_resized_slots, srq_shift,
+				 srq.hdr()->producer);
+		drv.mmap_key = kSrqResizedKey;
+		drv.mmap_len = static_cast<uint32_t>(srq_resized.len);
+		drv.srqn = kSrqn;
+		drv.slots = srq_resized_slots;
+		drv.slot_shift = srq_shift;
+		std::memcpy(reinterpret_cast<void *>(
+				    static_cast<uintptr_t>(addr)),
+			    &drv, sizeof(drv));
 	}
 
 	void reply_destroy_srq(const Command &c)

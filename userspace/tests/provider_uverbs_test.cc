@@ -278,23 +278,27 @@ TEST_F(ProviderContext, RegMrReportsTheKernelsError)
 	EXPECT_EQ(errno, EINVAL);
 }
 
-TEST_F(ProviderContext, VerbsNotYetImplementedAreNotSupported)
+TEST_F(ProviderContext, TagMatchingSrqsAreNotSupported)
 {
 	auto ctx = open();
 	ASSERT_NE(ctx, nullptr);
 
-	// Only the context matters to libibverbs' dispatch.  An XRC SRQ
-	// needs create_srq_ex, which sroce does not provide.
+	// Only the context matters to libibverbs' dispatch, which reaches
+	// the provider's create_srq_ex (XRC SRQs: provider_xrc_test.cc).
 	ibv_pd pd{};
 	pd.context = ctx.get();
+	ibv_cq cq{};
 	ibv_srq_init_attr_ex attr{};
-	attr.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE;
+	attr.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE |
+			 IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
 	attr.pd = &pd;
-	attr.srq_type = IBV_SRQT_XRC;
+	attr.cq = &cq;
+	attr.srq_type = IBV_SRQT_TM;
+	attr.tm_cap.max_num_tags = 8;
 	errno = 0;
 	EXPECT_EQ(ibv_create_srq_ex(ctx.get(), &attr), nullptr);
 	EXPECT_EQ(errno, EOPNOTSUPP);
-	// Nothing reached the kernel: the default op answered.
+	// Refused in the provider: nothing reached the kernel.
 	EXPECT_EQ(kernel_.log.size(), 1u);
 }
 
