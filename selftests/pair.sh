@@ -10,7 +10,9 @@
 # through the loopback device) are dropped and counted by reason, not lost
 # silently.  QPs destroyed and created again while the peer floods their
 # numbers and unprivileged and root users dump them with `rdma res`, and
-# which of the dump's details an unprivileged user sees.  1000 RC QPs in
+# which of the dump's details an unprivileged user sees.  XRC between the
+# guests: ibv_xsrq_pingpong's server and several clients sharing one XRC
+# domain, each with an XRC SRQ of its own.  1000 RC QPs in
 # each guest, connected pairwise between them, all moving verified data
 # (an RDMA WRITE and a SEND each way) at once, every object count back
 # afterwards.  100000 malformed and adversarial datagrams (sroce_inject) at
@@ -310,6 +312,184 @@ t_qp_churn_under_flood() {
 # The device still carries verified traffic between the guests afterwards.
 t_traffic_after_churn() {
 	rt_pp_pair ibv_rc_pingpong 18950 ipv4 -c -n 200
+}
+
+XSRQ_PORT=18980
+XSRQ_CLIENTS=${SROCE_XSRQ_CLIENTS:-4}
+XSRQ_ITERS=100
+XSRQ_SIZE=4097		# 5 packets at path MTU 1024
+
+# _xsrq_lines FILE local|remote: "RECV_QPN SRQN GID" of each address line
+# of that kind ibv_xsrq_pingpong printed ("   local: LID 0000, QPN RECV
+# 000012 SEND 000013, PSN 3a4b5c, SRQN 000001, GID ::ffff:10.0.2.1")
+_xsrq_lines() {
+	awk -v w="$2:" '$1 == w && $4 == "QPN" && $11 == "SRQN" {
+		s = $12; sub(/,$/, "", s); print $6, s, $NF }' "$1"
+}
+
+# _xsrq_check FILE SIDE N: SIDE's output has N local and N remote address
+# lines with this guest's and the peer's GIDs and SRQ numbers other than 0,
+# ends with "success" and has no complaint of the tool's; prints what is
+# wrong and returns 1 if anything is.
+_xsrq_check() {
+	local f=$1 side=$2 n=$3 own peer kind want lines=() line q s g e=''
+	own=$(rt_gid_text "$SROCE_IP4")
+	peer=$(rt_gid_text "$SROCE_PEER_IP4")
+	for kind in local remote; do
+		want=$own
+		[ "$kind" = local ] || want=$peer
+		mapfile -t lines < <(_xsrq_lines "$f" "$kind")
+		[ "${#lines[@]}" = "$n" ] ||
+			e+="$side: ${#lines[@]} $kind address lines, expected $n"$'\n'
+		for line in "${lines[@]}"; do
+			read -r q s g <<<"$line"
+			[ "$g" = "$want" ] || e+="$side: $kind GID $g, expected $want"$'\n'
+			[ "$s" != 000000 ] || e+="$side: $kind SRQN 0"$'\n'
+		done
+	done
+	[ "$(tail -n 1 "$f")" = success ] || e+="$side: no \"success\" at the end"$'\n'
+	! grep -E "Unable to find qp|Work completion error|Couldn't|Failed" "$f" ||
+		e+="$side: the tool complained (above)"$'\n'
+	[ -z "$e" ] && return 0
+	printf '%s' "$e"
+	return 1
+}
+
+# _xsrq_distinct N VALUES...: are there exactly N distinct VALUES?
+_xsrq_distinct() {
+	local n=$1
+	shift
+	[ "$(printf '%s\n' "$@" | sort -u | wc -l)" = "$n" ]
+}
+
+# XRC between the guests with rdma-core's ibv_xsrq_pingpong: the server in
+# guest a (-c XSRQ_CLIENTS: one XRC SRQ, and an XRC send and an XRC receive
+# QP per client), the clients in guest b, XSRQ_CLIENTS processes at once,
+# each with its own XRC SRQ in the one XRC domain they all open through the
+# same file (/tmp/xrc_domain).  The server sends to each client round robin
+# over the send QPs of all clients in turn: a message to client i arrives
+# at the receive QP of client j, which puts it into client i's SRQ, so it
+# only arrives if the clients' processes share the domain.  XSRQ_ITERS
+# messages of XSRQ_SIZE bytes (several packets) each way per client, every
+# one waited for on the receiving SRQ's CQ; a receive completion in error
+# ends the tool with a failure, and a lost message leaves it waiting until
+# it is killed.  Each side asserts its processes' exit status 0, the
+# address lines each printed (its own and the peer's GIDs, SRQ numbers
+# other than 0), "success" and no complaint; the server that its N clients
+# had N distinct SRQs and receive QPs and its own SRQ was one; the clients
+# that they had N distinct SRQs and all sent to the server's one SRQ through
+# N distinct receive QPs; and each side's port counted at least the
+# messages and packets it received (rdma_recvs, rcvd_pkts).
+t_xsrq_pingpong() {
+	local name=$KTAP_CASE out donef sdonef other pid pids=() sts=() i st rc=0
+	local recvs pkts args loc=() rem=() line q s g srqns=() qpns=() n deadline
+	command -v ibv_xsrq_pingpong >/dev/null || fail "no ibv_xsrq_pingpong (ibverbs-utils)"
+	rt_sides_pair ipv4 || fail "no RoCE v2 GID for $SROCE_IP4"
+	out=$RT_OUT/$name
+	donef=$SROCE_SHARED/rt.$name.done		# the clients are done
+	sdonef=$donef.server				# the server is done
+	rm -f "$out".* "$donef" "$sdonef"
+	recvs=$(rt_port_counter "$DEV" rdma_recvs) || fail "no rdma_recvs counter"
+	pkts=$(rt_port_counter "$DEV" rcvd_pkts) || fail "no rcvd_pkts counter"
+	args=(ibv_xsrq_pingpong -d "$DEV" -p "$XSRQ_PORT" -m 1024 -s "$XSRQ_SIZE" -n "$XSRQ_ITERS")
+	deadline=$((SECONDS + RT_LIMIT * SLOW))
+	if [ "$SROCE_ROLE" = a ]; then
+		args+=(-g "$RT_S_GID" -c "$XSRQ_CLIENTS")
+		echo "server: ${args[*]}"
+		stdbuf -oL "${args[@]}" >"$out.server" 2>&1 &
+		pid=$!
+		_rt_wait_ready _rt_ready_tcp "$XSRQ_PORT" "$pid" 60 || rc=1
+	fi
+	# passed even if the server failed: the clients then fail at once
+	tb_barrier "$name.ready" 180 || fail "barrier"
+	if [ "$SROCE_ROLE" = b ]; then
+		args+=(-g "$RT_C_GID" "$RT_CONNECT")
+		echo "clients: $XSRQ_CLIENTS x ${args[*]}"
+		for ((i = 1; i <= XSRQ_CLIENTS; i++)); do
+			stdbuf -oL "${args[@]}" >"$out.client$i" 2>&1 &
+			pids+=($!)
+		done
+		printf -v other '[ -e %q ]' "$sdonef"
+		for i in "${!pids[@]}"; do
+			st=0
+			_rt_wait_tool "${pids[$i]}" "$deadline" "$other" || st=$?
+			sts+=("$st")
+		done
+		: >"$donef"
+	else
+		st=0
+		if [ "$rc" = 0 ]; then
+			printf -v other '[ -e %q ]' "$donef"
+			_rt_wait_tool "$pid" "$deadline" "$other" || st=$?
+		else
+			_rt_kill "$pid"
+			wait "$pid" 2>/dev/null || :
+			st=125
+		fi
+		sts=("$st")
+		: >"$sdonef"
+	fi
+
+	rc=0
+	if [ "$SROCE_ROLE" = a ]; then
+		if [ "${sts[0]}" != 0 ]; then
+			_rt_status server "${sts[0]}"
+			rc=1
+		fi
+		_xsrq_check "$out.server" server "$XSRQ_CLIENTS" || rc=1
+		mapfile -t loc < <(_xsrq_lines "$out.server" local)
+		mapfile -t rem < <(_xsrq_lines "$out.server" remote)
+		for line in "${loc[@]}"; do
+			read -r q s g <<<"$line"
+			srqns+=("$s")
+		done
+		_xsrq_distinct 1 "${srqns[@]}" ||
+			{ echo "server: its one SRQ printed with several numbers: ${srqns[*]}"; rc=1; }
+		srqns=()
+		for line in "${rem[@]}"; do
+			read -r q s g <<<"$line"
+			srqns+=("$s")
+			qpns+=("$q")
+		done
+		_xsrq_distinct "$XSRQ_CLIENTS" "${srqns[@]}" ||
+			{ echo "server: the clients' SRQ numbers are not $XSRQ_CLIENTS distinct ones: ${srqns[*]}"; rc=1; }
+		_xsrq_distinct "$XSRQ_CLIENTS" "${qpns[@]}" ||
+			{ echo "server: the clients' receive QPs are not $XSRQ_CLIENTS distinct ones: ${qpns[*]}"; rc=1; }
+		echo "server: the clients' SRQs ${srqns[*]}, their receive QPs ${qpns[*]}"
+		[ "$rc" = 0 ] || rt_show "$out.server" "server output"
+	else
+		for ((i = 1; i <= XSRQ_CLIENTS; i++)); do
+			st=${sts[$((i - 1))]}
+			if [ "$st" != 0 ] || ! _xsrq_check "$out.client$i" "client $i" 1; then
+				[ "$st" = 0 ] || _rt_status "client $i" "$st"
+				rt_show "$out.client$i" "client $i output"
+				rc=1
+			fi
+			read -r q s g < <(_xsrq_lines "$out.client$i" local) || :
+			srqns+=("$s")
+			read -r q s g < <(_xsrq_lines "$out.client$i" remote) || :
+			rem+=("$s")
+			qpns+=("$q")
+		done
+		_xsrq_distinct "$XSRQ_CLIENTS" "${srqns[@]}" ||
+			{ echo "clients: their SRQ numbers are not $XSRQ_CLIENTS distinct ones: ${srqns[*]}"; rc=1; }
+		_xsrq_distinct 1 "${rem[@]}" ||
+			{ echo "clients: the server's one SRQ seen with several numbers: ${rem[*]}"; rc=1; }
+		_xsrq_distinct "$XSRQ_CLIENTS" "${qpns[@]}" ||
+			{ echo "clients: the server's receive QPs are not $XSRQ_CLIENTS distinct ones: ${qpns[*]}"; rc=1; }
+		echo "clients: their SRQs ${srqns[*]}, the server's SRQ ${rem[0]:-?}, its receive QPs ${qpns[*]}"
+	fi
+	# every message of the run received on this side's port: the server's
+	# from all clients, the clients' from the server
+	n=$((XSRQ_CLIENTS * XSRQ_ITERS))
+	recvs=$(($(rt_port_counter "$DEV" rdma_recvs) - recvs))
+	pkts=$(($(rt_port_counter "$DEV" rcvd_pkts) - pkts))
+	echo "$SROCE_ROLE: rdma_recvs +$recvs, rcvd_pkts +$pkts ($n messages of $XSRQ_SIZE bytes)"
+	[ "$recvs" -ge "$n" ] || { echo "rdma_recvs grew by $recvs, expected at least $n"; rc=1; }
+	[ "$pkts" -ge $((n * ((XSRQ_SIZE + 1023) / 1024))) ] ||
+		{ echo "rcvd_pkts grew by $pkts, expected at least $((n * ((XSRQ_SIZE + 1023) / 1024)))"; rc=1; }
+	[ "$rc" = 0 ] || fail "ibv_xsrq_pingpong"
+	echo "$SROCE_ROLE: exit status 0, $([ "$SROCE_ROLE" = a ] && echo "$XSRQ_CLIENTS clients served" || echo "$XSRQ_CLIENTS clients"), $n messages each way"
 }
 
 SCALE=$TESTS/sroce_rc_scale
@@ -688,6 +868,7 @@ CASES=(
 	t_rdma_statistic_matches_hw_counters
 	t_qp_churn_under_flood
 	t_traffic_after_churn
+	t_xsrq_pingpong
 	t_thousand_rc_qps
 	t_res_details_need_cap_net_admin
 )

@@ -44,6 +44,9 @@ struct MwDeleter {
 struct TdDeleter {
 	void operator()(ibv_td *t) const { ibv_dealloc_td(t); }
 };
+struct XrcdDeleter {
+	void operator()(ibv_xrcd *x) const { ibv_close_xrcd(x); }
+};
 // An extended CQ is destroyed through its ibv_cq.
 struct CqExDeleter {
 	void operator()(ibv_cq_ex *c) const
@@ -63,6 +66,10 @@ using Srq = std::unique_ptr<ibv_srq, SrqDeleter>;
 using Ah = std::unique_ptr<ibv_ah, AhDeleter>;
 using Mw = std::unique_ptr<ibv_mw, MwDeleter>;
 using Td = std::unique_ptr<ibv_td, TdDeleter>;
+using Xrcd = std::unique_ptr<ibv_xrcd, XrcdDeleter>;
+// An XRC SRQ (ibv_create_srq_ex() of IBV_SRQT_XRC) is an ibv_srq, destroyed
+// by ibv_destroy_srq() like any other: the same owner.
+using XrcSrq = Srq;
 using CqEx = std::unique_ptr<ibv_cq_ex, CqExDeleter>;
 
 } // namespace sroce::test

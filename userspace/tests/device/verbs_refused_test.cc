@@ -106,15 +106,6 @@ TEST_P(Refused, AnswersEopnotsupp)
 	EXPECT_EQ(c.call(o), EOPNOTSUPP) << "errno " << std::strerror(errno);
 }
 
-int open_xrcd(const Objects &o)
-{
-	ibv_xrcd_init_attr a{};
-	a.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
-	a.fd = -1;
-	a.oflags = O_CREAT;
-	return ctor_errno(ibv_open_xrcd(o.ctx, &a), ibv_close_xrcd);
-}
-
 int create_wq(const Objects &o)
 {
 	ibv_wq_init_attr a{};
@@ -221,29 +212,8 @@ int reg_dmabuf_mr(const Objects &o)
 			  ibv_dereg_mr);
 }
 
-int open_qp(const Objects &o)
-{
-	ibv_qp_open_attr a{};
-	a.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_TYPE;
-	a.qp_num = o.qp->qp_num;
-	a.qp_type = IBV_QPT_XRC_RECV;
-	return ctor_errno(ibv_open_qp(o.ctx, &a), ibv_destroy_qp);
-}
-
-int get_srq_num(const Objects &o)
-{
-	uint32_t n = 0;
-	return ibv_get_srq_num(o.srq, &n);
-}
-
 // The attribute named what, if on: the device advertises the verb.
 std::string if_on(bool on, const char *what) { return on ? what : ""; }
-
-std::string xrc(const ibv_device_attr_ex &a)
-{
-	return if_on(a.orig_attr.device_cap_flags & IBV_DEVICE_XRC,
-		     "IBV_DEVICE_XRC");
-}
 
 std::string rss(const ibv_device_attr_ex &a)
 {
@@ -288,9 +258,6 @@ std::string odp(const ibv_device_attr_ex &a)
 INSTANTIATE_TEST_SUITE_P(
 	Refused, Refused,
 	::testing::Values(
-		RefusedCase{"OpenXrcd", xrc, open_xrcd},
-		RefusedCase{"OpenQp", xrc, open_qp},
-		RefusedCase{"GetSrqNum", xrc, get_srq_num},
 		RefusedCase{"ImportDm", never, import_dm},
 		RefusedCase{"AllocNullMr", never, alloc_null_mr},
 		RefusedCase{"RegDmabufMr", never, reg_dmabuf_mr},

@@ -55,14 +55,20 @@ TEST_F(Srqs, CreateRefusesAttributesBeyondTheLimits)
 		  0);
 }
 
-TEST_F(Srqs, XrcSrqIsNotSupported)
+// XRC SRQs have tests of their own (verbs_xrc_test.cc); tag matching
+// is refused.
+TEST_F(Srqs, TagMatchingSrqIsNotSupported)
 {
 	ibv_srq_init_attr_ex a{};
-	a.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE;
+	a.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE |
+		      IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
 	a.pd = pd_.get();
-	a.srq_type = IBV_SRQT_XRC;
+	a.cq = rcq_.get();
+	a.srq_type = IBV_SRQT_TM;
 	a.attr.max_wr = 4;
 	a.attr.max_sge = 1;
+	a.tm_cap.max_num_tags = 1;
+	a.tm_cap.max_ops = 1;
 	errno = 0;
 	Srq s(ibv_create_srq_ex(ctx_.get(), &a));
 	EXPECT_FALSE(s);
