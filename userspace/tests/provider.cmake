@@ -26,9 +26,9 @@ sroce_provider_test(sroce_provider_elf_test
 	"${SROCE_PROVIDER_TEST_DIR}/provider_elf_test.cc")
 
 # Registration and ops against libibverbs and a fake uverbs kernel.  The
-# executable exports its symbols so that its verbs_register_driver_34 and
-# write() take precedence over libibverbs' and libc's for the provider and
-# libibverbs.
+# executable exports its symbols so that its verbs_register_driver_34,
+# write(), ioctl(), mmap() and munmap() take precedence over libibverbs' and
+# libc's for the provider and libibverbs.
 sroce_provider_test(sroce_provider_uverbs_test
 	"${SROCE_PROVIDER_TEST_DIR}/provider_uverbs_fake.cc"
 	"${SROCE_PROVIDER_TEST_DIR}/provider_uverbs_test.cc"
@@ -38,7 +38,8 @@ sroce_provider_test(sroce_provider_uverbs_test
 	"${SROCE_PROVIDER_TEST_DIR}/provider_srq_test.cc"
 	"${SROCE_PROVIDER_TEST_DIR}/provider_qp_ex_test.cc"
 	"${SROCE_PROVIDER_TEST_DIR}/provider_pdomain_test.cc"
-	"${SROCE_PROVIDER_TEST_DIR}/provider_xrc_test.cc")
+	"${SROCE_PROVIDER_TEST_DIR}/provider_xrc_test.cc"
+	"${SROCE_PROVIDER_TEST_DIR}/provider_import_test.cc")
 set_target_properties(sroce_provider_uverbs_test PROPERTIES
 	ENABLE_EXPORTS ON)
 target_include_directories(sroce_provider_uverbs_test PRIVATE

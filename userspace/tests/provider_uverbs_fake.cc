@@ -2,14 +2,19 @@
 //
 // The entry points the provider tests interpose (see
 // provider_uverbs_fake.h): the provider's registration, and write(),
-// mmap() and munmap() of the fake kernel's descriptor and rings.
+// ioctl(), mmap() and munmap() of the fake kernel's descriptor and rings.
 #include <dlfcn.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdarg>
+
 #include "provider_uverbs_fake.h"
+#include "provider_uverbs_fake_ioctl.h"
 
 using sroce_provider_test::active_fake;
+using sroce_provider_test::active_ioctl;
 using sroce_provider_test::real_write;
 using sroce_provider_test::registered;
 
@@ -23,6 +28,24 @@ extern "C" ssize_t write(int fd, const void *buf, size_t len)
 	if (active_fake && active_fake->owns(fd))
 		return active_fake->handle(buf, len);
 	return real_write()(fd, buf, len);
+}
+
+// ioctl() of the fake's descriptor goes to its ioctl() half, if the test
+// made one (provider_uverbs_fake_ioctl.h); without it, to /dev/null's,
+// which fails with ENOTTY.
+extern "C" int ioctl(int fd, unsigned long request, ...)
+{
+	using RealIoctl = int (*)(int, unsigned long, ...);
+	static const auto real = reinterpret_cast<RealIoctl>(
+		dlsym(RTLD_NEXT, "ioctl"));
+	va_list ap;
+
+	va_start(ap, request);
+	void *const arg = va_arg(ap, void *);
+	va_end(ap);
+	if (active_fake && active_fake->owns(fd) && active_ioctl)
+		return active_ioctl->handle(request, arg);
+	return real(fd, request, arg);
 }
 
 // mmap() and munmap() of the fake's ring go to the fake kernel too; all

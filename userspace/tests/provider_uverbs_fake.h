@@ -20,6 +20,8 @@
 //    the legacy write() encoding for every command: the same request and
 //    response buffers, split at the same places, that the ioctl encoding
 //    carries as attributes.  All other descriptors go to the real write().
+//    The import verbs' methods have no write() encoding: a test of them
+//    adds the ioctl() half, FakeUverbsIoctl (provider_uverbs_fake_ioctl.h).
 //
 // Driving the provider through libibverbs' public entry points
 // (ibv_alloc_pd() ...) also proves that its ops sit in the slots libibverbs
@@ -143,8 +145,10 @@ public:
 	static constexpr uint32_t kMrKey = 0x8badf00d;
 	static constexpr uint64_t kFwVer = (1ull << 32) | (2u << 16) | 3u;
 
-	// What the kernel puts in the GET_CONTEXT driver tail.
+	// What the kernel puts in the GET_CONTEXT driver tail (and in
+	// QUERY_CONTEXT's, provider_uverbs_fake_ioctl.h).
 	uint32_t abi_version = SROCE_UVERBS_ABI_VERSION;
+	uint32_t context_inline = 64;	// its max_inline_data
 	bool send_context_tail = true;
 	// A command to fail, and the errno the kernel fails it with.
 	uint32_t fail_command = ~0u;
@@ -433,7 +437,7 @@ private:
 		if (!send_context_tail || room <= sizeof(core))
 			return;
 		drv.abi_version = abi_version;
-		drv.max_inline_data = 64;
+		drv.max_inline_data = context_inline;
 		put(out + sizeof(core), room - sizeof(core), &drv, sizeof(drv));
 	}
 

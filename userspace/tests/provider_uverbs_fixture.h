@@ -102,6 +102,15 @@ protected:
 		return ContextPtr(vctx ? &vctx->context : nullptr);
 	}
 
+	// How many times the fake kernel received command.
+	size_t commands(uint32_t command) const
+	{
+		return std::count_if(kernel_.log.begin(), kernel_.log.end(),
+				     [&](const Command &c) {
+					     return c.command == command;
+				     });
+	}
+
 	const verbs_device_ops *ops_ = nullptr;
 	FakeUverbs kernel_;
 	// libibverbs' record of the device, opaque to the provider.  Its
@@ -227,14 +236,6 @@ protected:
 
 	uint32_t sq_producer() const { return kernel_.sq.hdr()->producer; }
 	uint32_t rq_producer() const { return kernel_.rq.hdr()->producer; }
-
-	size_t commands(uint32_t command) const
-	{
-		return std::count_if(kernel_.log.begin(), kernel_.log.end(),
-				     [&](const Command &c) {
-					     return c.command == command;
-				     });
-	}
 
 	// Declared after the fixture's kernel and device, destroyed before.
 	ContextPtr ctx_;

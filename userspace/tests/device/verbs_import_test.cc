@@ -126,16 +126,6 @@ protected:
 		return ::testing::AssertionSuccess();
 	}
 
-	::testing::AssertionResult join(End &a, End &b)
-	{
-		::testing::AssertionResult r = connect(
-			a.qp.get(), b->qp_num, gid_, gid_index_, with_mtu({}));
-		if (r)
-			r = connect(b.qp.get(), a->qp_num, gid_, gid_index_,
-				    with_mtu({}));
-		return r;
-	}
-
 	std::map<std::string, long> before_;
 };
 

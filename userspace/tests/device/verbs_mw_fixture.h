@@ -2,7 +2,9 @@
 // verbs_mw_life_test.cc: two RC QPs of the device under test connected to
 // each other through its own RoCE v2 GID; QP "b" owns the memory and its
 // windows (a type 2 window is bound through b), QP "a" is the remote peer
-// that reads, writes and invalidates through the windows' rkeys.
+// that reads, writes and invalidates through the windows' rkeys.  The
+// parent-domain cases (verbs_pdomain_objects_test.cc) bind with the same
+// helpers.
 #ifndef SROCE_TEST_VERBS_MW_FIXTURE_H
 #define SROCE_TEST_VERBS_MW_FIXTURE_H
 
@@ -28,6 +30,55 @@ inline const char *type_name(Type t)
 	return t == Type::One ? "Type1" : "Type2";
 }
 
+// sroce advertises both window types: asserted there (name is the
+// device's), and a reason to skip the case only on another driver.  Call
+// it under ASSERT_NO_FATAL_FAILURE and check IsSkipped() after it.
+inline void require_windows(const ibv_device_attr &dev, const std::string &name)
+{
+	const unsigned need = IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+
+	if ((unsigned(dev.device_cap_flags) & need) == need)
+		return;
+	ASSERT_FALSE(testing_sroce())
+		<< name << " (sroce) does not advertise "
+		<< "IBV_DEVICE_MEM_WINDOW and _TYPE_2B";
+	GTEST_SKIP() << not_sroce("type 1 and 2B windows");
+}
+
+// Posts a bind of mw on qp: ibv_bind_mw() for type 1 (the window's rkey
+// changes), an IBV_WR_BIND_MW with the next key byte for type 2 (and
+// mw->rkey is updated as the man page tells applications to).  Returns the
+// errno of the post.
+inline int post_bind(ibv_qp *qp, ibv_mw *mw, ibv_mr *mr, uint64_t addr,
+		     uint64_t len, unsigned access, uint64_t wr_id = 7,
+		     unsigned flags = IBV_SEND_SIGNALED)
+{
+	ibv_mw_bind_info info{};
+	info.mr = mr;
+	info.addr = addr;
+	info.length = len;
+	info.mw_access_flags = access;
+	if (mw->type == IBV_MW_TYPE_1) {
+		ibv_mw_bind b{};
+		b.wr_id = wr_id;
+		b.send_flags = flags;
+		b.bind_info = info;
+		return ibv_bind_mw(qp, mw, &b);
+	}
+	ibv_send_wr wr{}, *bad = nullptr;
+	wr.wr_id = wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = flags;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = info;
+	const int r = ibv_post_send(qp, &wr, &bad);
+	if (!r)
+		mw->rkey = wr.bind_mw.rkey;
+	return r;
+}
+
 class MwTest : public ::testing::Test {
 protected:
 	void SetUp() override
@@ -35,16 +86,9 @@ protected:
 		std::string name;
 		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_, &name));
 		ASSERT_EQ(ibv_query_device(ctx_.get(), &dev_), 0);
-		const unsigned need = IBV_DEVICE_MEM_WINDOW |
-				      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
-		// sroce advertises both window types: asserted there, and a
-		// reason to skip everything only on another driver.
-		if ((unsigned(dev_.device_cap_flags) & need) != need) {
-			ASSERT_FALSE(testing_sroce())
-				<< name << " (sroce) does not advertise "
-				<< "IBV_DEVICE_MEM_WINDOW and _TYPE_2B";
-			GTEST_SKIP() << not_sroce("type 1 and 2B windows");
-		}
+		ASSERT_NO_FATAL_FAILURE(require_windows(dev_, name));
+		if (IsSkipped())
+			return;
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_) << std::strerror(errno);
 		gid_index_ = ipv4_gid(ctx_.get(), gid_,
@@ -80,39 +124,6 @@ protected:
 		return Mw(ibv_alloc_mw(pd_.get(), t == Type::One ?
 							  IBV_MW_TYPE_1 :
 							  IBV_MW_TYPE_2));
-	}
-
-	// Posts a bind of mw on qp: ibv_bind_mw() for type 1 (the window's
-	// rkey changes), an IBV_WR_BIND_MW with the next key byte for type 2
-	// (and mw->rkey is updated as the man page tells applications to).
-	// Returns the errno of the post.
-	int post_bind(ibv_qp *qp, ibv_mw *mw, ibv_mr *mr, uint64_t addr,
-		      uint64_t len, unsigned access, uint64_t wr_id = 7,
-		      unsigned flags = IBV_SEND_SIGNALED)
-	{
-		ibv_mw_bind_info info{};
-		info.mr = mr;
-		info.addr = addr;
-		info.length = len;
-		info.mw_access_flags = access;
-		if (mw->type == IBV_MW_TYPE_1) {
-			ibv_mw_bind b{};
-			b.wr_id = wr_id;
-			b.send_flags = flags;
-			b.bind_info = info;
-			return ibv_bind_mw(qp, mw, &b);
-		}
-		ibv_send_wr wr{}, *bad = nullptr;
-		wr.wr_id = wr_id;
-		wr.opcode = IBV_WR_BIND_MW;
-		wr.send_flags = flags;
-		wr.bind_mw.mw = mw;
-		wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
-		wr.bind_mw.bind_info = info;
-		const int r = ibv_post_send(qp, &wr, &bad);
-		if (!r)
-			mw->rkey = wr.bind_mw.rkey;
-		return r;
 	}
 
 	// Binds through b and checks the completion.
@@ -213,11 +224,6 @@ public:
 	bool connect_to(ibv_qp *qp, uint32_t dest)
 	{
 		return connect(qp, dest, gid_, gid_index_);
-	}
-	int post_bind_on(ibv_qp *qp, ibv_mw *mw, ibv_mr *mr, uint64_t addr,
-			 uint64_t len, unsigned access)
-	{
-		return post_bind(qp, mw, mr, addr, len, access);
 	}
 
 protected:

@@ -58,10 +58,10 @@ int bind_and_exit(MwTest &t)
 	if (!qp || !t.connect_to(qp.get(), qp->qp_num))
 		return 4;
 	if (!one || !two ||
-	    t.post_bind_on(qp.get(), one.get(), mr.get(), buf.addr(), kPage,
-			   kRemoteAll) ||
-	    t.post_bind_on(qp.get(), two.get(), mr.get(), buf.addr(), 64,
-			   IBV_ACCESS_REMOTE_READ))
+	    post_bind(qp.get(), one.get(), mr.get(), buf.addr(), kPage,
+		      kRemoteAll) ||
+	    post_bind(qp.get(), two.get(), mr.get(), buf.addr(), 64,
+		      IBV_ACCESS_REMOTE_READ))
 		return 5;
 	for (int i = 0; i < 2; i++) {
 		const std::optional<ibv_wc> wc = next_wc(cq.get());

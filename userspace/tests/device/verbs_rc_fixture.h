@@ -546,8 +546,17 @@ protected:
 		if (r)
 			r = make_end(b, pd_.get(), c);
 		if (r)
-			r = connect(a.qp.get(), b->qp_num, gid_, gid_index_,
-				    with_mtu(la));
+			r = join(a, b, la, lb);
+		return r;
+	}
+
+	// a and b, made already (in any PD), connected to each other.
+	::testing::AssertionResult join(End &a, End &b, const Link &la = {},
+					const Link &lb = {})
+	{
+		::testing::AssertionResult r =
+			connect(a.qp.get(), b->qp_num, gid_, gid_index_,
+				with_mtu(la));
 		if (r)
 			r = connect(b.qp.get(), a->qp_num, gid_, gid_index_,
 				    with_mtu(lb));

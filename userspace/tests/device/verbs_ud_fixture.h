@@ -1,5 +1,7 @@
 // The fixtures of the UD and UC data-path cases (part of
-// verbs_device_tests), shared by verbs_ud_test.cc and verbs_ud_sl_test.cc.
+// verbs_device_tests), shared by verbs_ud_test.cc, verbs_ud_sl_test.cc,
+// verbs_ud_route_test.cc and the parent-domain cases of
+// verbs_pdomain_objects_test.cc.
 // Run inside a test-bed guest as root:
 //   SROCE_RDMA_DEV=sroce0 verbs_device_tests --gtest_filter='Ud*:Uc*'
 // Two QPs of the device under test, in this one process, exchange traffic
@@ -80,7 +82,9 @@ protected:
 		ASSERT_TRUE(scq_ && rcq_);
 	}
 
-	Qp make_qp(ibv_qp_type type, uint32_t max_recv = 16)
+	// A QP of the fixture's CQs in pd_, or in pd if given.
+	Qp make_qp(ibv_qp_type type, uint32_t max_recv = 16,
+		   ibv_pd *pd = nullptr)
 	{
 		ibv_qp_init_attr a{};
 		a.send_cq = scq_.get();
@@ -91,7 +95,7 @@ protected:
 		a.cap.max_recv_wr = max_recv;
 		a.cap.max_send_sge = 2;
 		a.cap.max_recv_sge = 2;
-		return Qp(ibv_create_qp(pd_.get(), &a));
+		return Qp(ibv_create_qp(pd ? pd : pd_.get(), &a));
 	}
 
 	// RESET -> INIT -> RTR -> RTS for a UD QP with qkey.
