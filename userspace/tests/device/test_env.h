@@ -188,6 +188,42 @@ inline int quiet_sh(const std::string &cmd)
 	return std::system((cmd + " >/dev/null 2>&1").c_str());
 }
 
+// The address ip (IPv4 or IPv6) with its last part replaced by last:
+// another host of the /24 or /64 the test bed gives each guest alone.
+inline std::string on_link(const std::string &ip, int last)
+{
+	const char sep = ip.find(':') == std::string::npos ? '.' : ':';
+
+	return ip.substr(0, ip.rfind(sep) + 1) + std::to_string(last);
+}
+
+// A permanent neighbour entry for a made-up host of the guest's subnet,
+// so that packets to it leave without anybody answering ARP or neighbour
+// discovery; deleted with the object.
+class PermanentNeighbour {
+public:
+	PermanentNeighbour(const std::string &ip, const std::string &netdev,
+			   const std::string &mac)
+		: ip_(ip), netdev_(netdev)
+	{
+		ok_ = !quiet_sh("ip neigh replace " + ip + " lladdr " + mac +
+				" nud permanent dev " + netdev);
+	}
+	~PermanentNeighbour()
+	{
+		if (ok_)
+			quiet_sh("ip neigh del " + ip_ + " dev " + netdev_);
+	}
+	PermanentNeighbour(const PermanentNeighbour &) = delete;
+	PermanentNeighbour &operator=(const PermanentNeighbour &) = delete;
+
+	bool ok() const { return ok_; }
+
+private:
+	std::string ip_, netdev_;
+	bool ok_ = false;
+};
+
 // A counter of port 1's hw_counters of the device under test
 // ("rx_drop_malformed", "rdma_sends", ...), or -1 if it cannot be read.
 inline long hw_counter(const std::string &name)

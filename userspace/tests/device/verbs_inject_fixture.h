@@ -37,13 +37,6 @@
 
 namespace sroce::test {
 
-// The guest's IPv4 address with its last byte replaced: the test bed gives
-// the guests a /24 of their own.
-inline std::string on_link(const std::string &ip4, int last)
-{
-	return ip4.substr(0, ip4.rfind('.') + 1) + std::to_string(last);
-}
-
 // "Rc", "Uc", "Ud": the parameter's part of a case name.
 inline std::string qp_type_name(const ::testing::TestParamInfo<ibv_qp_type> &i)
 {
@@ -74,12 +67,9 @@ protected:
 		netdev_ = nd;
 		peer_ = on_link(self_, 77);
 		ASSERT_TRUE(sock_.error().empty()) << sock_.error();
-		ASSERT_EQ(quiet_sh("ip neigh replace " + peer_ +
-				    " lladdr 02:00:00:00:00:77 nud permanent "
-				    "dev " +
-				    netdev_),
-			  0);
-		neigh_ = true;
+		neigh_.emplace(peer_, netdev_, "02:00:00:00:00:77");
+		ASSERT_TRUE(neigh_->ok())
+			<< "cannot add a neighbour entry for " << peer_;
 
 		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_));
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
@@ -109,11 +99,7 @@ protected:
 		ASSERT_EQ(ibv_post_recv(qp_.get(), &wr, &bad), 0);
 	}
 
-	void TearDown() override
-	{
-		if (neigh_)
-			quiet_sh("ip neigh del " + peer_ + " dev " + netdev_);
-	}
+	void TearDown() override { neigh_.reset(); }
 
 	bool ud() const { return GetParam() == IBV_QPT_UD; }
 
@@ -269,7 +255,7 @@ protected:
 	}
 
 	std::string self_, peer_, netdev_;
-	bool neigh_ = false;
+	std::optional<PermanentNeighbour> neigh_;
 	Context ctx_;
 	Pd pd_;
 	Cq cq_;

@@ -45,15 +45,10 @@ protected:
 		ASSERT_TRUE(own && *own && nd && *nd)
 			<< "SROCE_IP4, SROCE_IP6, SROCE_NETDEV not set: run me "
 			   "in the test bed";
-		const std::string o = own;
-		peer_ = o.substr(0, o.rfind(v4() ? '.' : ':') + 1) + "78";
-		netdev_ = nd;
-		ASSERT_EQ(quiet_sh("ip neigh replace " + peer_ +
-				   " lladdr 02:00:00:00:00:78 nud permanent dev " +
-				   netdev_),
-			  0)
+		peer_ = on_link(own, 78);
+		neigh_.emplace(peer_, nd, "02:00:00:00:00:78");
+		ASSERT_TRUE(neigh_->ok())
 			<< "cannot add a neighbour entry for " << peer_;
-		neigh_ = true;
 		ibv_gid dgid;
 		ASSERT_TRUE(gid_of_ip(peer_, dgid)) << peer_;
 		ah_ = make_ah(pd_.get(), dgid);
@@ -69,8 +64,7 @@ protected:
 	{
 		if (unreachable_)
 			unreachable(false);
-		if (neigh_)
-			quiet_sh("ip neigh del " + peer_ + " dev " + netdev_);
+		neigh_.reset();
 	}
 
 	bool v4() const { return family_ == AF_INET; }
@@ -113,8 +107,9 @@ protected:
 		return hw_counter(name);
 	}
 
-	std::string peer_, netdev_;
-	bool neigh_ = false, unreachable_ = false;
+	std::string peer_;
+	std::optional<PermanentNeighbour> neigh_;
+	bool unreachable_ = false;
 	Ah ah_;
 	Qp qp_;
 };

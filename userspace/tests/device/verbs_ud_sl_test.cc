@@ -78,13 +78,8 @@ public:
 		const char *nd = std::getenv("SROCE_NETDEV");
 
 		netdev_ = nd ? nd : "";
-		if (family == AF_INET) {
-			ip_ = own.substr(0, own.rfind('.') + 1) + "79";
-			prefix_ = "/32";
-		} else {
-			ip_ = own.substr(0, own.rfind(':') + 1) + "79";
-			prefix_ = "/128 nodad";
-		}
+		ip_ = on_link(own, 79);
+		prefix_ = family == AF_INET ? "/32" : "/128 nodad";
 		added_ = !netdev_.empty() &&
 			 !quiet_sh("ip addr add " + ip_ + prefix_ + " dev " + netdev_);
 	}
