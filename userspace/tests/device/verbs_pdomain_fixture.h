@@ -99,6 +99,21 @@ protected:
 		return ParentDomain(ibv_alloc_parent_domain(this->ctx_.get(),
 							    &a));
 	}
+
+	// td_ and pdom_, a parent domain of pd_ with it (on sroce its QPs
+	// post without a lock).  What is made through them must go before
+	// them, in the derived fixture's TearDown().
+	void make_td_pdom()
+	{
+		td_.reset(ibv_alloc_td(this->ctx_.get(), nullptr));
+		ASSERT_TRUE(td_) << "ibv_alloc_td: " << std::strerror(errno);
+		pdom_ = pdom(td_.get());
+		ASSERT_TRUE(pdom_) << "ibv_alloc_parent_domain: "
+				   << std::strerror(errno);
+	}
+
+	Td td_;
+	ParentDomain pdom_;
 };
 
 namespace rc {

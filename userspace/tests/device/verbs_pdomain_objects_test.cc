@@ -47,11 +47,7 @@ protected:
 		WithParentDomains<MrRereg>::SetUp();
 		if (HasFatalFailure() || IsSkipped())
 			return;
-		td_.reset(ibv_alloc_td(ctx_.get(), nullptr));
-		ASSERT_TRUE(td_) << "ibv_alloc_td: " << std::strerror(errno);
-		pdom_ = pdom(td_.get());
-		ASSERT_TRUE(pdom_) << "ibv_alloc_parent_domain: "
-				   << std::strerror(errno);
+		ASSERT_NO_FATAL_FAILURE(make_td_pdom());
 		ASSERT_TRUE(make_end(a_, pd_.get()));
 		ASSERT_TRUE(make_end(b_, pdom_.get()));
 		EXPECT_EQ(b_->pd, pdom_.get());
@@ -90,9 +86,6 @@ protected:
 		std::swap(a_, c);
 		return r;
 	}
-
-	Td td_;
-	ParentDomain pdom_;
 };
 
 // ---------------------------------------------------------------------
@@ -402,11 +395,7 @@ protected:
 		WithParentDomains<Ud>::SetUp();
 		if (HasFatalFailure() || IsSkipped())
 			return;
-		td_.reset(ibv_alloc_td(ctx_.get(), nullptr));
-		ASSERT_TRUE(td_) << "ibv_alloc_td: " << std::strerror(errno);
-		pdom_ = pdom(td_.get());
-		ASSERT_TRUE(pdom_) << "ibv_alloc_parent_domain: "
-				   << std::strerror(errno);
+		ASSERT_NO_FATAL_FAILURE(make_td_pdom());
 		a_ = ud_qp(pdom_.get());
 		ASSERT_TRUE(a_) << std::strerror(errno);
 		ah_ = make_ah(pdom_.get(), gid_);
@@ -430,9 +419,6 @@ protected:
 			qp.reset();
 		return qp;
 	}
-
-	Td td_;
-	ParentDomain pdom_;
 };
 
 // Datagrams both ways between the parent domain's UD QP and the plain PD's,

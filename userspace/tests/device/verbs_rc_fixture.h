@@ -569,23 +569,6 @@ protected:
 		return l;
 	}
 
-	// The QP reaches state st.  A QP is in the error state by the time
-	// its error completion can be polled; a short grace period allows
-	// for an implementation that moves it right after posting the CQE.
-	::testing::AssertionResult reaches(ibv_qp *qp, ibv_qp_state st,
-					   Clock::duration limit = slow(2s))
-	{
-		const auto deadline = Clock::now() + limit;
-		ibv_qp_state now;
-		while ((now = query_state(qp)) != st && Clock::now() < deadline)
-			std::this_thread::sleep_for(1ms);
-		if (now == st)
-			return ::testing::AssertionSuccess();
-		return ::testing::AssertionFailure()
-		       << "QP " << qp->qp_num << " is in state " << int(now)
-		       << ", not " << int(st);
-	}
-
 	Context ctx_;
 	ibv_device_attr dev_{};
 	ibv_port_attr port_{};

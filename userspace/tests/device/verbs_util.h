@@ -248,6 +248,25 @@ inline const char *state_name(ibv_qp_state s)
 	}
 }
 
+// The QP reaches state st within limit.  A QP is in the error state by
+// the time its error completion can be polled; the grace period allows for
+// an implementation that moves it right after posting the CQE.
+inline ::testing::AssertionResult
+reaches(ibv_qp *qp, ibv_qp_state st,
+	Clock::duration limit = slow(std::chrono::seconds{2}))
+{
+	const auto deadline = Clock::now() + limit;
+	ibv_qp_state now;
+
+	while ((now = query_state(qp)) != st && Clock::now() < deadline)
+		std::this_thread::sleep_for(std::chrono::milliseconds{1});
+	if (now == st)
+		return ::testing::AssertionSuccess();
+	return ::testing::AssertionFailure()
+	       << "QP " << qp->qp_num << " is in state " << state_name(now)
+	       << ", not " << state_name(st);
+}
+
 inline ::testing::AssertionResult modify(ibv_qp *qp, ibv_qp_attr &a, int mask,
 					 const char *what)
 {

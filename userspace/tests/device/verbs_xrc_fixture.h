@@ -255,21 +255,6 @@ struct Conn {
 	Qp ini, tgt;
 };
 
-// The QP reaches state st within limit.
-inline ::testing::AssertionResult reaches(ibv_qp *qp, ibv_qp_state st,
-					  Clock::duration limit = slow(2s))
-{
-	const auto deadline = Clock::now() + limit;
-	ibv_qp_state now;
-	while ((now = query_state(qp)) != st && Clock::now() < deadline)
-		std::this_thread::sleep_for(1ms);
-	if (now == st)
-		return ::testing::AssertionSuccess();
-	return ::testing::AssertionFailure()
-	       << "QP " << qp->qp_num << " is in state " << state_name(now)
-	       << ", not " << state_name(st);
-}
-
 // ---------------------------------------------------------------------
 // Work requests.
 
