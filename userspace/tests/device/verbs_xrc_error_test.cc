@@ -7,7 +7,8 @@
 // named SRQ's is a remote access error (IBV_WC_REM_ACCESS_ERR), although the
 // same R_Key is good when the request names an SRQ of that PD.  An empty SRQ
 // is "receiver not ready", retried rnr_retry times: with 0,
-// IBV_WC_RNR_RETRY_EXC_ERR.  Each time the INI goes to the error state and
+// IBV_WC_RNR_RETRY_EXC_ERR.  An SRQ number of more than 24 bits never
+// leaves the sender (IBV_WC_LOC_QP_OP_ERR).  Each time the INI goes to the error state and
 // flushes the WR behind, no memory of the target changes, nothing completes
 // at any SRQ, and the WQEs posted before are all still there: a message on
 // a new connection takes each.
@@ -28,6 +29,7 @@ enum class Fault {
 	ReadNamingNoSrq,	// an RDMA READ naming a destroyed SRQ
 	RkeyOfAnotherPd,	// an RDMA WRITE, R_Key of another PD's MR
 	EmptySrqRnrRetry0,	// nothing posted, rnr_retry 0
+	SrqnBeyond24Bits,	// the fixture's SRQ number with bit 24 set
 };
 
 struct FaultCase {
@@ -138,6 +140,10 @@ TEST_P(XrcFault, SenderFailsAndNothingLands)
 	case Fault::EmptySrqRnrRetry0:
 		wrs.push_back(xsend(1, srqn_, {local.sge(0, 64)}));
 		break;
+	case Fault::SrqnBeyond24Bits:
+		// cut to the XRCETH's 24 bits it would reach srq_'s WQE
+		wrs.push_back(xsend(1, srqn_ | 1u << 24, {local.sge(0, 64)}));
+		break;
 	}
 	// Behind it, a SEND that would do on its own.
 	wrs.push_back(xsend(2, srqn_, {local.sge(64, 64)}));
@@ -200,7 +206,11 @@ INSTANTIATE_TEST_SUITE_P(
 		FaultCase{"RkeyOfAnotherPd", Fault::RkeyOfAnotherPd,
 			  IBV_WC_REM_ACCESS_ERR},
 		FaultCase{"EmptySrqRnrRetry0", Fault::EmptySrqRnrRetry0,
-			  IBV_WC_RNR_RETRY_EXC_ERR}),
+			  IBV_WC_RNR_RETRY_EXC_ERR},
+		// sroce's reading: a number the wire cannot carry is the
+		// sender's own fault, never sent
+		FaultCase{"SrqnBeyond24Bits", Fault::SrqnBeyond24Bits,
+			  IBV_WC_LOC_QP_OP_ERR}),
 	[](const ::testing::TestParamInfo<FaultCase> &i) {
 		return std::string(i.param.name);
 	});
