@@ -77,10 +77,13 @@ static struct sroce_srq *sroce_resp_srq(struct sroce_qp *qp)
 
 /*
  * XRC target: make the SRQ with number srqn, if it is still the one of
- * that serial, resp.xsrq (NULL if it is gone) until sroce_resp_xrc_put().
+ * that serial, resp.xsrq (NULL if it is gone) until sroce_resp_xrc_put(),
+ * which puts back the resp.xsrq returned here.
  */
-static void sroce_resp_xrc_get(struct sroce_qp *qp, u32 srqn, u64 serial)
+static struct sroce_srq *sroce_resp_xrc_get(struct sroce_qp *qp, u32 srqn,
+					    u64 serial)
 {
+	struct sroce_srq *prev = qp->resp.xsrq;
 	struct sroce_srq *srq;
 
 	srq = sroce_srq_get_xrc(to_sroce_dev(qp->ibqp.device), srqn, qp->xrcd);
@@ -89,13 +92,14 @@ static void sroce_resp_xrc_get(struct sroce_qp *qp, u32 srqn, u64 serial)
 		srq = NULL;
 	}
 	qp->resp.xsrq = srq;
+	return prev;
 }
 
-static void sroce_resp_xrc_put(struct sroce_qp *qp)
+static void sroce_resp_xrc_put(struct sroce_qp *qp, struct sroce_srq *prev)
 {
 	if (qp->resp.xsrq)
 		sroce_srq_put(qp->resp.xsrq);
-	qp->resp.xsrq = NULL;
+	qp->resp.xsrq = prev;
 }
 
 /*
@@ -229,15 +233,15 @@ static void sroce_resp_nak(struct sroce_qp *qp, enum sroce_aeth_kind kind,
 static int sroce_resp_xrc_cqe(struct sroce_qp *qp, struct sroce_cqe *cqe,
 			      bool solicited)
 {
-	struct sroce_srq *held = qp->resp.xsrq;
+	struct sroce_srq *held;
 	int err = 0;
 
-	sroce_resp_xrc_get(qp, qp->resp.rwqe_srqn, qp->resp.rwqe_srq_serial);
+	held = sroce_resp_xrc_get(qp, qp->resp.rwqe_srqn,
+				  qp->resp.rwqe_srq_serial);
 	if (qp->resp.xsrq)
 		err = sroce_cq_post(to_sroce_cq(sroce_srq_cq(qp->resp.xsrq)),
 				    cqe, solicited);
-	sroce_resp_xrc_put(qp);
-	qp->resp.xsrq = held;
+	sroce_resp_xrc_put(qp, held);
 	return err;
 }
 
@@ -989,7 +993,7 @@ void sroce_resp_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 	}
 	reason = sroce_resp_xrc_enter(qp, pkt, reason);
 	sroce_resp_rc_packet(qp, skb, pkt, reason);
-	sroce_resp_xrc_put(qp);
+	sroce_resp_xrc_put(qp, NULL);
 }
 
 /**
@@ -1038,17 +1042,16 @@ void sroce_resp_uc_packet(struct sroce_qp *qp, const struct sk_buff *skb,
 /* A READ is being answered: the responder cannot take more requests. */
 bool sroce_resp_busy(struct sroce_qp *qp)
 {
-	struct sroce_srq *held = qp->resp.xsrq;
+	struct sroce_srq *held;
 
 	if (!qp->resp.rd_pkts)
 		return false;
 	/* an XRC target reads with the PD of the SRQ the READ named */
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
-		sroce_resp_xrc_get(qp, qp->resp.rd_srqn,
-				   qp->resp.rd_srq_serial);
+		held = sroce_resp_xrc_get(qp, qp->resp.rd_srqn,
+					  qp->resp.rd_srq_serial);
 		sroce_resp_read_burst(qp);
-		sroce_resp_xrc_put(qp);
-		qp->resp.xsrq = held;
+		sroce_resp_xrc_put(qp, held);
 	} else {
 		sroce_resp_read_burst(qp);
 	}
