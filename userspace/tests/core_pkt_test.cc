@@ -411,27 +411,20 @@ TEST(CorePkt, PadLargerThanPayload)
 
 TEST(CorePkt, AethSyndromes)
 {
-	// ACK packets: every non-reserved syndrome is acceptable.
-	for (int syn = 0; syn < 256; syn++) {
-		PacketSpec s = good(0x11);
-		s.syndrome = static_cast<uint8_t>(syn);
-		const int kind = (syn >> 5) & 3, value = syn & 31;
-		const bool ok = !(syn & 0x80) && kind != 2 &&
-				!(kind == 3 && value > 4);
+	// ACK packets, RC's and XRC's: every non-reserved syndrome is
+	// acceptable.
+	for (const uint8_t ack : {uint8_t(0x11), uint8_t(0xb1)}) {
+		for (int syn = 0; syn < 256; syn++) {
+			PacketSpec s = good(ack);
+			s.syndrome = static_cast<uint8_t>(syn);
+			const int kind = (syn >> 5) & 3, value = syn & 31;
+			const bool ok = !(syn & 0x80) && kind != 2 &&
+					!(kind == 3 && value > 4);
 
-		EXPECT_DROP(parse(s), ok ? SROCE_DROP_NONE : SROCE_DROP_BAD_SYNDROME)
-			<< std::hex << syn;
-	}
-	// ... XRC's ACK too
-	for (int syn = 0; syn < 256; syn++) {
-		PacketSpec s = good(0xb1);
-		s.syndrome = static_cast<uint8_t>(syn);
-		const int kind = (syn >> 5) & 3, value = syn & 31;
-		const bool ok = !(syn & 0x80) && kind != 2 &&
-				!(kind == 3 && value > 4);
-
-		EXPECT_DROP(parse(s), ok ? SROCE_DROP_NONE : SROCE_DROP_BAD_SYNDROME)
-			<< std::hex << syn;
+			EXPECT_DROP(parse(s), ok ? SROCE_DROP_NONE
+						 : SROCE_DROP_BAD_SYNDROME)
+				<< std::hex << int(ack) << " " << syn;
+		}
 	}
 	// read responses and atomic ACKs: only ACK syndromes
 	for (uint8_t opcode : {0x0d, 0x0f, 0x10, 0x12, 0xad, 0xaf, 0xb0, 0xb2}) {
