@@ -3,6 +3,7 @@
  * RoCE v2 ICRC (see icrc.h for the definition and the masked fields).
  */
 #include "icrc.h"
+#include "crc32.h"
 #include "hdr.h"
 
 /* IPv4: TOS (DSCP + ECN), TTL and header checksum may change hop by hop. */
@@ -62,20 +63,46 @@ bool sroce_icrc_begin(sroce_crc32_fn crc32, const u8 *ip, const u8 *udp,
 	return true;
 }
 
-enum sroce_icrc_status sroce_icrc_compute(sroce_crc32_fn crc32, const u8 *ip,
-					  const u8 *udp, const u8 *bth,
-					  u32 len, u32 *icrc)
+/* Is part within the CRC'd bytes after the BTH of a packet of len? */
+static bool sroce_icrc_part_ok(const struct sroce_icrc_part *part, u32 len)
 {
-	u32 state;
+	return part && part->off >= SROCE_BTH_LEN &&
+	       part->off <= len - SROCE_ICRC_LEN &&
+	       part->len <= len - SROCE_ICRC_LEN - part->off;
+}
+
+enum sroce_icrc_status
+sroce_icrc_compute_part(sroce_crc32_fn crc32, const u8 *ip, const u8 *udp,
+			const u8 *bth, u32 len,
+			const struct sroce_icrc_part *part, u32 *icrc)
+{
+	u32 state, end;
 
 	if (len < SROCE_BTH_LEN + SROCE_ICRC_LEN)
 		return SROCE_ICRC_TOO_SHORT;
 	if (!sroce_icrc_begin(crc32, ip, udp, bth, &state))
 		return SROCE_ICRC_UNSUPPORTED_IP;
-	state = sroce_icrc_update(crc32, state, bth + SROCE_BTH_LEN,
-				  len - SROCE_BTH_LEN - SROCE_ICRC_LEN);
+	end = len - SROCE_ICRC_LEN;
+	if (sroce_icrc_part_ok(part, len)) {
+		state = sroce_icrc_update(crc32, state, bth + SROCE_BTH_LEN,
+					  part->off - SROCE_BTH_LEN);
+		state = sroce_crc32_shift(state, part->len) ^ part->crc;
+		state = sroce_icrc_update(crc32, state,
+					  bth + part->off + part->len,
+					  end - part->off - part->len);
+	} else {
+		state = sroce_icrc_update(crc32, state, bth + SROCE_BTH_LEN,
+					  end - SROCE_BTH_LEN);
+	}
 	*icrc = sroce_icrc_final(state);
 	return SROCE_ICRC_OK;
+}
+
+enum sroce_icrc_status sroce_icrc_compute(sroce_crc32_fn crc32, const u8 *ip,
+					  const u8 *udp, const u8 *bth,
+					  u32 len, u32 *icrc)
+{
+	return sroce_icrc_compute_part(crc32, ip, udp, bth, len, NULL, icrc);
 }
 
 enum sroce_icrc_status sroce_icrc_verify(sroce_crc32_fn crc32, const u8 *ip,

@@ -104,4 +104,26 @@ enum sroce_icrc_status sroce_icrc_compute(sroce_crc32_fn crc32, const u8 *ip,
 enum sroce_icrc_status sroce_icrc_verify(sroce_crc32_fn crc32, const u8 *ip,
 					 const u8 *udp, const u8 *bth, u32 len);
 
+/*
+ * Bytes of the packet whose CRC the transmit path took while copying them
+ * in (sroce_crc32_copy()): len bytes at off from the BTH, crc their
+ * crc32_le() state from 0.
+ */
+struct sroce_icrc_part {
+	u32 off;
+	u32 len;
+	u32 crc;
+};
+
+/*
+ * sroce_icrc_compute() that reads only the bytes outside part and joins
+ * part's CRC with sroce_crc32_shift().  A part that is not within the
+ * bytes after the BTH and before the ICRC is not used: the whole packet is
+ * read then, so the result is right either way.
+ */
+enum sroce_icrc_status
+sroce_icrc_compute_part(sroce_crc32_fn crc32, const u8 *ip, const u8 *udp,
+			const u8 *bth, u32 len,
+			const struct sroce_icrc_part *part, u32 *icrc);
+
 #endif /* SROCE_CORE_ICRC_H */

@@ -6,6 +6,15 @@
 //   icrc_compute/<ip>/<variant>/<n> sroce_icrc_compute() of a SEND ONLY
 //                                   packet of n bytes (IP header to ICRC)
 //   icrc_verify/<ip>/slice8/<n>     sroce_icrc_verify() of the same
+//   payload_copy/<way>/<n>          a payload of n bytes into a packet with
+//                                   its CRC: "one_pass" (sroce_crc32_copy(),
+//                                   what the transmit path does),
+//                                   "memcpy_then_crc" (libc's memcpy, then
+//                                   slice-by-8) and, on x86-64,
+//                                   "movsb_then_crc" (rep movsb, the
+//                                   kernel's memcpy() on CPUs with ERMS)
+//   crc32_shift/<n>                 sroce_crc32_shift() over n bytes, which
+//                                   joins a payload's CRC to its headers'
 //
 // Bytes/s are of the n bytes named; for the ICRC that is the whole IP
 // packet, of which n - 4 go through the primitive (the LRH stand-in is a
@@ -20,8 +29,11 @@
 #include "crc32_variants.h"
 
 extern "C" {
+#include "kernel/core/crc32.h"
 #include "kernel/core/icrc.h"
 }
+
+#include <cstring>
 
 namespace sroce_bench {
 
@@ -106,6 +118,59 @@ void bm_icrc_verify(benchmark::State &state, int ipv, Crc32Fn fn)
 	state.SetItemsProcessed(state.iterations());
 }
 
+enum class CopyWay { one_pass, memcpy_then_crc, movsb_then_crc };
+
+void copy_movsb(void *dst, const void *src, size_t n)
+{
+#if defined(__x86_64__)
+	asm volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+#else
+	std::memcpy(dst, src, n);
+#endif
+}
+
+uint32_t copy_with_crc(CopyWay way, uint8_t *dst, const uint8_t *src, size_t n)
+{
+	switch (way) {
+	case CopyWay::one_pass:
+		return sroce_crc32_copy(0, dst, src, n);
+	case CopyWay::memcpy_then_crc:
+		std::memcpy(dst, src, n);
+		break;
+	case CopyWay::movsb_then_crc:
+		copy_movsb(dst, src, n);
+		break;
+	}
+	return crc32_slice8(0, dst, n);
+}
+
+void bm_payload_copy(benchmark::State &state, CopyWay way)
+{
+	const Bytes &src = random_bytes();
+	const auto n = static_cast<size_t>(state.range(0));
+	Bytes dst(n);
+
+	for (auto _ : state) {
+		uint32_t crc = copy_with_crc(way, dst.data(), src.data(), n);
+
+		benchmark::DoNotOptimize(crc);
+		benchmark::ClobberMemory();
+	}
+	state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+
+void bm_crc32_shift(benchmark::State &state)
+{
+	const auto n = static_cast<uint64_t>(state.range(0));
+	uint32_t crc = 0x12345678u;
+
+	for (auto _ : state) {
+		crc = sroce_crc32_shift(crc, n);
+		benchmark::DoNotOptimize(crc);
+	}
+	state.SetItemsProcessed(state.iterations());
+}
+
 const char *ip_name(int ipv)
 {
 	return ipv == 4 ? "ipv4" : "ipv6";
@@ -139,6 +204,23 @@ void register_crc_benchmarks()
 				b->Arg(n);
 		}
 	}
+	const std::pair<const char *, CopyWay> ways[] = {
+		{"one_pass", CopyWay::one_pass},
+		{"memcpy_then_crc", CopyWay::memcpy_then_crc},
+#if defined(__x86_64__)
+		{"movsb_then_crc", CopyWay::movsb_then_crc},
+#endif
+	};
+	for (const auto &[name, way] : ways) {
+		auto *b = benchmark::RegisterBenchmark(
+			(std::string("payload_copy/") + name).c_str(),
+			bm_payload_copy, way);
+		for (int n : {256, 1024, 4096})
+			b->Arg(n);
+	}
+	auto *shift = benchmark::RegisterBenchmark("crc32_shift", bm_crc32_shift);
+	for (int n : {64, 1020, 1024, 4096})
+		shift->Arg(n);
 	for (int ipv : {4, 6}) {
 		auto *b = benchmark::RegisterBenchmark(
 			(std::string("icrc_verify/") + ip_name(ipv) +
@@ -184,6 +266,21 @@ void check_crc(Checker &c)
 				 crc32_bitwise(~0u, buf.data(), 4096),
 			 name + ": 4096 bytes");
 	}
+
+	// The one-pass copy: the bytes and the CRC of the other ways.
+	for (size_t n : {0, 7, 256, 1021, 4096}) {
+		Bytes a(n), b(n);
+
+		const uint32_t one = copy_with_crc(CopyWay::one_pass, a.data(),
+						   buf.data(), n);
+		c.expect(one == copy_with_crc(CopyWay::movsb_then_crc, b.data(),
+					      buf.data(), n) &&
+			 a == b && std::equal(a.begin(), a.end(), buf.begin()),
+			 "one_pass copy of " + std::to_string(n));
+	}
+	c.expect(sroce_crc32_shift(0x12345678u, 1024) ==
+			 crc32_bitwise(0x12345678u, Bytes(1024, 0).data(), 1024),
+		 "crc32_shift of 1024");
 
 	// The ICRC with every primitive, on exactly the packets timed.
 	for (int ipv : {4, 6}) {

@@ -4,9 +4,17 @@
 #include <array>
 #include <stdexcept>
 
+extern "C" {
+#include "kernel/core/crc32.h"
+}
+
 namespace sroce_test {
 
 namespace {
+
+// kernel/core/crc32.c's tables, filled before any test runs as the module
+// fills them at load.
+[[maybe_unused]] const bool crc32_tables_ready = (sroce_crc32_init(), true);
 
 int hex_digit(char c)
 {
