@@ -12,6 +12,7 @@
 #include <rdma/rdma_netlink.h>
 #include <rdma/sroce-abi.h>
 
+#include "core/crc32.h"
 #include "debugfs.h"
 #include "device.h"
 #include "dp/exec.h"
@@ -28,6 +29,8 @@ static int __init sroce_init(void)
 {
 	int err;
 
+	/* tables of the transmit path's copy-and-CRC, before any device */
+	sroce_crc32_init();
 	/* before debugfs, which shows its counters */
 	err = sroce_loop_init();
 	if (err)

@@ -381,7 +381,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp,
 	status = sroce_sgl_copy(qp, (const struct sroce_sge *)(wqe + 1),
 				wqe->num_sge, off,
 				skb->data + pkt->payload_off, expect,
-				SROCE_MR_TO_MR);
+				SROCE_MR_TO_MR, NULL);
 	if (status != SROCE_WC_SUCCESS) {
 		sroce_comp_fail(qp, idx, status);
 		return;
@@ -410,7 +410,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp,
 	wqe = sroce_req_wqe(qp, idx);
 	status = sroce_sgl_copy(qp, (const struct sroce_sge *)(wqe + 1),
 				wqe->num_sge, 0, &orig, sizeof(orig),
-				SROCE_MR_TO_MR);
+				SROCE_MR_TO_MR, NULL);
 	if (status != SROCE_WC_SUCCESS) {
 		sroce_comp_fail(qp, idx, status);
 		return;

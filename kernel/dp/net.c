@@ -594,19 +594,21 @@ static void sroce_net_push_ip6(struct sk_buff *skb,
 
 /*
  * Compute the ICRC over the finished IP, UDP and transport headers and the
- * payload, into the last 4 bytes.  The IP header built above always has the
- * form the ICRC supports and the BTH is there (checked by the caller), so
- * sroce_icrc_compute() cannot fail.
+ * payload, into the last 4 bytes, reading again only what is not in @part
+ * (the payload, if its CRC was taken while it was copied in).  The IP
+ * header built above always has the form the ICRC supports and the BTH is
+ * there (checked by the caller), so sroce_icrc_compute_part() cannot fail.
  */
-static void sroce_net_put_icrc(struct sk_buff *skb)
+static void sroce_net_put_icrc(struct sk_buff *skb,
+			       const struct sroce_icrc_part *part)
 {
 	u8 *udp = skb_transport_header(skb);
 	u8 *bth = udp + sizeof(struct udphdr);
 	u32 len = skb_tail_pointer(skb) - bth;
 	u32 icrc = 0;
 
-	sroce_icrc_compute(crc32_le, skb_network_header(skb), udp, bth, len,
-			   &icrc);
+	sroce_icrc_compute_part(crc32_le, skb_network_header(skb), udp, bth,
+				len, part, &icrc);
 	sroce_icrc_store(bth + len - SROCE_ICRC_LEN, icrc);
 }
 
@@ -617,7 +619,8 @@ static void sroce_net_put_icrc(struct sk_buff *skb)
  */
 static int sroce_net_xmit_local(struct sroce_qp *qp,
 				const struct sroce_qp_av *av,
-				struct sk_buff *skb)
+				struct sk_buff *skb,
+				const struct sroce_icrc_part *part)
 {
 	bool icrc = sroce_loop_icrc();
 
@@ -625,7 +628,7 @@ static int sroce_net_xmit_local(struct sroce_qp *qp,
 	if (av->v4)
 		ip_send_check(ip_hdr(skb));
 	if (icrc)
-		sroce_net_put_icrc(skb);
+		sroce_net_put_icrc(skb, part);
 	else
 		sroce_icrc_store(skb_tail_pointer(skb) - SROCE_ICRC_LEN, 0);
 	return sroce_loop_xmit(qp, skb, icrc);
@@ -705,8 +708,24 @@ void sroce_net_forget_route(struct sroce_qp *qp)
 	qp->tx_dst = NULL;
 }
 
+/*
+ * Will a packet of the QP to @av carry an ICRC?  Only a guess from the
+ * route the QP kept (the packet's own is looked up later): a packet that
+ * takes the same-host shortcut gets none unless loopback_icrc asks, and a
+ * CRC taken for nothing costs more than a plain copy.  A wrong guess costs
+ * time, never correctness: sroce_net_put_icrc() reads the payload again
+ * when its CRC was not taken.
+ */
+bool sroce_net_icrc_likely(struct sroce_qp *qp, const struct sroce_qp_av *av)
+{
+	lockdep_assert_held(&qp->exec_lock);
+	return sroce_loop_icrc() || !qp->tx_dst || qp->tx_dst_av != av->id ||
+	       !sroce_loop_route_local(qp->tx_dst, av->v4);
+}
+
 int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
-		   u32 dest_qpn, struct sk_buff *skb)
+		   u32 dest_qpn, struct sk_buff *skb,
+		   const struct sroce_icrc_part *part)
 {
 	__be16 sport = sroce_net_sport(qp, av, dest_qpn);
 	struct net *net = sroce_net_qp_net(qp);
@@ -734,12 +753,12 @@ int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
 		sroce_net_push_ip6(skb, av, dst);
 	if (sroce_loop_route_local(dst, av->v4)) {
 		/* sroce_loop_xmit() counts its own failure */
-		err = sroce_net_xmit_local(qp, av, skb);
+		err = sroce_net_xmit_local(qp, av, skb, part);
 		if (!err)
 			sroce_net_count_sent(qp, len);
 		return err;
 	}
-	sroce_net_put_icrc(skb);
+	sroce_net_put_icrc(skb, part);
 
 	/* The stack frees the skb whatever happens. */
 	if (av->v4)

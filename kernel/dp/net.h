@@ -8,6 +8,7 @@ struct in6_addr;
 struct net;
 struct sk_buff;
 struct sroce_dev;
+struct sroce_icrc_part;
 struct sroce_qp;
 struct sroce_qp_av;
 
@@ -42,13 +43,17 @@ int sroce_net_mcast(struct sroce_dev *sdev, const struct in6_addr *group,
  * them, and the skb stays linear (no frags) at exactly what the caller
  * wrote; sroce_net_xmit() overwrites skb->cb.  A packet dropped after it
  * left sroce_net_xmit() (on the wire, in a queue of the receiver) is not
- * reported: RC's retransmission covers it like any loss.
+ * reported: RC's retransmission covers it like any loss.  part, if not
+ * NULL, is the CRC of the payload the caller took while copying it in
+ * (dp/tx.h), which the ICRC then does not read again.
  */
 struct sk_buff *sroce_net_alloc_skb(struct sroce_qp *qp,
 				    const struct sroce_qp_av *av,
 				    unsigned int len);
 int sroce_net_xmit(struct sroce_qp *qp, const struct sroce_qp_av *av,
-		   u32 dest_qpn, struct sk_buff *skb);
+		   u32 dest_qpn, struct sk_buff *skb,
+		   const struct sroce_icrc_part *part);
+bool sroce_net_icrc_likely(struct sroce_qp *qp, const struct sroce_qp_av *av);
 /* The QP's address vector or flow changed (qp->exec_lock), or it goes away. */
 void sroce_net_forget_route(struct sroce_qp *qp);
 

@@ -25,6 +25,7 @@
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 
+#include "core/crc32.h"
 #include "core/uc.h"
 
 #include "device.h"
@@ -572,6 +573,8 @@ static enum sroce_wc_status sroce_req_fill(struct sroce_qp *qp,
 					   struct sroce_swqe *w, u32 len)
 {
 	u64 off = qp->req.cur_off;
+	const u8 *inl;
+	u32 *crc;
 
 	if (tx->op->hdrs & SROCE_HDR_DETH)
 		sroce_req_put_deth(qp, tx, wqe);
@@ -590,13 +593,18 @@ static enum sroce_wc_status sroce_req_fill(struct sroce_qp *qp,
 		sroce_hdr_ieth_encode(sroce_tx_ext(tx, SROCE_EXT_IETH), wqe->ex);
 	if (!len)
 		return SROCE_WC_SUCCESS;
+	crc = sroce_tx_payload_crc(qp, tx, len);
 	if (wqe->send_flags & IB_SEND_INLINE) {
-		memcpy(tx->payload, (const u8 *)(wqe + 1) + off, len);
+		inl = (const u8 *)(wqe + 1) + off;
+		if (crc)
+			*crc = sroce_crc32_copy(*crc, tx->payload, inl, len);
+		else
+			memcpy(tx->payload, inl, len);
 		return SROCE_WC_SUCCESS;
 	}
 	return sroce_sgl_copy(qp, (const struct sroce_sge *)(wqe + 1),
 			      wqe->num_sge, off, tx->payload, len,
-			      SROCE_MR_FROM_MR);
+			      SROCE_MR_FROM_MR, crc);
 }
 
 /* Move past the packet just built. */

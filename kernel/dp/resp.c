@@ -413,7 +413,7 @@ static bool sroce_resp_send(struct sroce_qp *qp, const struct sk_buff *skb,
 	status = sroce_sgl_copy(qp, (const struct sroce_sge *)(resp->rwqe + 1),
 				resp->rwqe->num_sge, resp->rcv_off,
 				skb->data + pkt->payload_off, pkt->payload_len,
-				SROCE_MR_TO_MR);
+				SROCE_MR_TO_MR, NULL);
 	if (status != SROCE_WC_SUCCESS) {
 		sroce_resp_fatal(qp, status == SROCE_WC_LOC_LEN_ERR ?
 				 SROCE_NAK_INVALID_REQ : SROCE_NAK_REM_OP_ERR,
@@ -521,7 +521,7 @@ static bool sroce_resp_write(struct sroce_qp *qp, const struct sk_buff *skb,
 	}
 	if (len && sroce_mr_copy(mr, resp->wr_rkey, IB_ACCESS_REMOTE_WRITE,
 				 addr, skb->data + pkt->payload_off,
-				 len, SROCE_MR_TO_MR)) {
+				 len, SROCE_MR_TO_MR, NULL)) {
 		/* a fast-register MR invalidated since the lookup */
 		sroce_mr_put(mr);
 		sroce_resp_fatal(qp, SROCE_NAK_REM_ACCESS_ERR,
@@ -591,8 +591,8 @@ static int sroce_resp_read_pkt(struct sroce_qp *qp, u32 len, bool first,
 		sroce_hdr_aeth_encode(sroce_tx_ext(&tx, SROCE_EXT_AETH), &aeth);
 	/* bytes a failed copy did not write must never reach the wire */
 	if (len && sroce_mr_copy(mr, resp->rd_rkey, IB_ACCESS_REMOTE_READ,
-				 addr, tx.payload, len,
-				 SROCE_MR_FROM_MR)) {
+				 addr, tx.payload, len, SROCE_MR_FROM_MR,
+				 sroce_tx_payload_crc(qp, &tx, len))) {
 		sroce_tx_abort(&tx);
 		err = -EACCES;
 		goto out;

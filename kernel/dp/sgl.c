@@ -33,6 +33,8 @@ u64 sroce_sgl_length(const struct sroce_sge *sge, u32 num_sge, bool *overflow)
  * @buf: kernel buffer of @len bytes
  * @len: bytes to copy
  * @dir: SROCE_MR_TO_MR fills the SGEs from @buf, SROCE_MR_FROM_MR reads them
+ * @crc: NULL, or (SROCE_MR_FROM_MR only) a crc32_le() state the bytes
+ *	 copied are folded into, in the message's order
  *
  * Return: SROCE_WC_SUCCESS; SROCE_WC_LOC_LEN_ERR if the list is shorter
  * than @off + @len; SROCE_WC_LOC_PROT_ERR if an lkey is unknown, of
@@ -41,7 +43,7 @@ u64 sroce_sgl_length(const struct sroce_sge *sge, u32 num_sge, bool *overflow)
 enum sroce_wc_status sroce_sgl_copy(struct sroce_qp *qp,
 				    const struct sroce_sge *sge, u32 num_sge,
 				    u64 off, void *buf, u32 len,
-				    enum sroce_mr_dir dir)
+				    enum sroce_mr_dir dir, u32 *crc)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	u32 access = dir == SROCE_MR_TO_MR ? IB_ACCESS_LOCAL_WRITE : 0;
@@ -61,7 +63,7 @@ enum sroce_wc_status sroce_sgl_copy(struct sroce_qp *qp,
 		if (!mr)
 			return SROCE_WC_LOC_PROT_ERR;
 		err = sroce_mr_copy(mr, sge[i].lkey, access, sge[i].addr + off,
-				    buf, chunk, dir);
+				    buf, chunk, dir, crc);
 		sroce_mr_put(mr);
 		if (err)
 			return SROCE_WC_LOC_PROT_ERR;

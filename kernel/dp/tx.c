@@ -63,9 +63,40 @@ int sroce_tx_start_to(struct sroce_qp *qp, struct sroce_tx *tx,
 	}
 	tx->bth = tx->skb->data;
 	tx->payload = tx->bth + tx->op->hdr_len;
+	tx->has_part = false;
 	sroce_hdr_bth_encode(tx->bth, &bth);
 	memset(tx->payload + payload_len, 0, pad);
 	return 0;
+}
+
+/*
+ * Payloads from this many bytes on are copied in with their CRC taken on
+ * the way (kernel/core/crc32.h), if the packet is likely to need an ICRC.
+ * Joining that CRC to the headers' costs a multiplication per bit set in
+ * len / 4 (one for a whole MTU), which on small payloads is more than the
+ * second pass over them.
+ */
+#define SROCE_TX_ONE_PASS_MIN	512
+
+/**
+ * sroce_tx_payload_crc - shall the payload's copy take its CRC?
+ * @qp: the sending QP; qp->exec_lock held
+ * @tx: the packet being built, before its payload is copied in
+ * @len: bytes of payload that will be copied, from tx->payload on
+ *
+ * Return: NULL for a plain copy, or a crc32_le() state to fold the payload
+ * into as it is copied, in order (sroce_sgl_copy(), sroce_mr_copy(),
+ * sroce_crc32_copy()); sroce_tx_send() hands it to the ICRC.
+ */
+u32 *sroce_tx_payload_crc(struct sroce_qp *qp, struct sroce_tx *tx, u32 len)
+{
+	if (len < SROCE_TX_ONE_PASS_MIN || !sroce_net_icrc_likely(qp, tx->av))
+		return NULL;
+	tx->part.off = tx->op->hdr_len;
+	tx->part.len = len;
+	tx->part.crc = 0;
+	tx->has_part = true;
+	return &tx->part.crc;
 }
 
 /* A response of RC's, in the range of the QP's transport (RC or XRC). */
@@ -257,7 +288,8 @@ int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx)
 	atomic_inc(&sroce_tx_total);
 	skb_shinfo(skb)->destructor_arg = tok;
 	skb->destructor = sroce_tx_destructor;
-	return sroce_net_xmit(qp, tx->av, tx->dest_qpn, skb);
+	return sroce_net_xmit(qp, tx->av, tx->dest_qpn, skb,
+			      tx->has_part ? &tx->part : NULL);
 }
 
 void sroce_tx_abort(struct sroce_tx *tx)

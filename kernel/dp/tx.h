@@ -3,6 +3,7 @@
 #define SROCE_TX_H
 
 #include "core/hdr.h"
+#include "core/icrc.h"
 #include "core/opcode.h"
 
 struct sk_buff;
@@ -17,6 +18,9 @@ struct sroce_tx {
 	const struct sroce_opcode_info *op;
 	u8 *bth;
 	u8 *payload;			/* op->hdr_len bytes after the BTH */
+	/* the payload's CRC if sroce_tx_payload_crc() asked for it */
+	struct sroce_icrc_part part;
+	bool has_part;
 };
 
 int sroce_tx_start_to(struct sroce_qp *qp, struct sroce_tx *tx,
@@ -25,6 +29,7 @@ int sroce_tx_start_to(struct sroce_qp *qp, struct sroce_tx *tx,
 u8 sroce_tx_resp_opcode(struct sroce_qp *qp, u8 rc_opcode);
 int sroce_tx_start(struct sroce_qp *qp, struct sroce_tx *tx, u8 opcode,
 		   u32 psn, u32 payload_len, bool ack_req, bool se);
+u32 *sroce_tx_payload_crc(struct sroce_qp *qp, struct sroce_tx *tx, u32 len);
 int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx);
 bool sroce_tx_may_send(struct sroce_qp *qp);
 bool sroce_tx_blocked(struct sroce_qp *qp);

@@ -69,12 +69,12 @@ static enum sroce_wc_status sroce_ud_copy(struct sroce_qp *qp,
 
 	*net_type = sroce_ud_grh(skb, grh);
 	status = sroce_sgl_copy(qp, sge, rwqe->num_sge, 0, grh, sizeof(grh),
-				SROCE_MR_TO_MR);
+				SROCE_MR_TO_MR, NULL);
 	if (status != SROCE_WC_SUCCESS)
 		return status;
 	return sroce_sgl_copy(qp, sge, rwqe->num_sge, sizeof(grh),
 			      skb->data + pkt->payload_off, pkt->payload_len,
-			      SROCE_MR_TO_MR);
+			      SROCE_MR_TO_MR, NULL);
 }
 
 /**

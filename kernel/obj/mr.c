@@ -58,6 +58,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
+#include "core/crc32.h"
 #include "debugfs.h"
 #include "dev_limits.h"
 #include "device.h"
@@ -749,6 +750,22 @@ static bool sroce_mr_fr_granted(const struct sroce_mr *mr, u32 key,
 }
 
 /*
+ * One contiguous piece of a copy.  With @crc, a read from the MR folds the
+ * bytes into *crc as it copies them: the transmit path's one pass over a
+ * payload (kernel/core/crc32.h).
+ */
+static void sroce_mr_move(void *va, void *buf, size_t len,
+			  enum sroce_mr_dir dir, u32 *crc)
+{
+	if (dir == SROCE_MR_TO_MR)
+		memcpy(va, buf, len);
+	else if (crc)
+		*crc = sroce_crc32_copy(*crc, buf, va, len);
+	else
+		memcpy(buf, va, len);
+}
+
+/*
  * A copy through a fast-register MR, under mr->lock (see the head of this
  * file): -EFAULT if the MR is no longer registered under @key with @access
  * since the caller looked it up, or the range is no longer in it.  A failed
@@ -757,7 +774,7 @@ static bool sroce_mr_fr_granted(const struct sroce_mr *mr, u32 key,
  */
 static int sroce_mr_fr_copy(struct sroce_mr *mr, u32 key, u32 access,
 			    u64 iova, void *buf, u64 len,
-			    enum sroce_mr_dir dir)
+			    enum sroce_mr_dir dir, u32 *crc)
 {
 	unsigned long flags;
 	u64 room, chunk;
@@ -774,10 +791,7 @@ static int sroce_mr_fr_copy(struct sroce_mr *mr, u32 key, u32 access,
 			break;
 		}
 		chunk = min(len, room);
-		if (dir == SROCE_MR_TO_MR)
-			memcpy(va, buf, chunk);
-		else
-			memcpy(buf, va, chunk);
+		sroce_mr_move(va, buf, chunk, dir, crc);
 		iova += chunk;
 		buf += chunk;
 		len -= chunk;
@@ -795,6 +809,8 @@ static int sroce_mr_fr_copy(struct sroce_mr *mr, u32 key, u32 access,
  * @buf: kernel buffer of @len bytes
  * @len: bytes to copy
  * @dir: SROCE_MR_TO_MR writes @buf into the MR, SROCE_MR_FROM_MR reads it
+ * @crc: NULL, or (SROCE_MR_FROM_MR only) a crc32_le() state the bytes
+ *	 copied are folded into
  *
  * Permissions are the caller's business (sroce_mr_get); the bounds are
  * checked again here, and a fast-register MR must still be registered
@@ -804,21 +820,17 @@ static int sroce_mr_fr_copy(struct sroce_mr *mr, u32 key, u32 access,
  * have been copied, and the caller must not use @buf.
  */
 int sroce_mr_copy(struct sroce_mr *mr, u32 key, u32 access, u64 iova,
-		  void *buf, u64 len, enum sroce_mr_dir dir)
+		  void *buf, u64 len, enum sroce_mr_dir dir, u32 *crc)
 {
 	u64 off;
 
 	if (mr->fast_reg)
-		return sroce_mr_fr_copy(mr, key, access, iova, buf, len, dir);
+		return sroce_mr_fr_copy(mr, key, access, iova, buf, len, dir,
+					crc);
 	if (!sroce_mr_in_bounds(mr, iova, len))
 		return -EFAULT;
 	if (mr->dma) {
-		void *va = (void *)(uintptr_t)iova;
-
-		if (dir == SROCE_MR_TO_MR)
-			memcpy(va, buf, len);
-		else
-			memcpy(buf, va, len);
+		sroce_mr_move((void *)(uintptr_t)iova, buf, len, dir, crc);
 		return 0;
 	}
 
@@ -829,13 +841,10 @@ int sroce_mr_copy(struct sroce_mr *mr, u32 key, u32 access, u64 iova,
 		unsigned int chunk = min_t(u64, len, PAGE_SIZE - pgoff);
 		void *va = kmap_local_page(page);
 
-		if (dir == SROCE_MR_TO_MR) {
-			memcpy(va + pgoff, buf, chunk);
-			/* user mappings of the page may alias differently */
+		sroce_mr_move(va + pgoff, buf, chunk, dir, crc);
+		/* user mappings of the page may alias differently */
+		if (dir == SROCE_MR_TO_MR)
 			flush_dcache_page(page);
-		} else {
-			memcpy(buf, va + pgoff, chunk);
-		}
 		kunmap_local(va);
 		off += chunk;
 		buf += chunk;

@@ -111,7 +111,7 @@ int sroce_mr_key_publish(struct sroce_dev *sdev, void *obj,
 void *sroce_mr_key_lookup(struct sroce_dev *sdev, u32 key,
 			  enum sroce_key_kind *kind);
 int sroce_mr_copy(struct sroce_mr *mr, u32 key, u32 access, u64 iova,
-		  void *buf, u64 len, enum sroce_mr_dir dir);
+		  void *buf, u64 len, enum sroce_mr_dir dir, u32 *crc);
 /* What sroce_mr_atomic() does to the word. */
 enum sroce_mr_atomic_op {
 	SROCE_MR_CMP_SWAP,
