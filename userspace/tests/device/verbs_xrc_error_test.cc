@@ -8,7 +8,8 @@
 // same R_Key is good when the request names an SRQ of that PD.  An empty SRQ
 // is "receiver not ready", retried rnr_retry times: with 0,
 // IBV_WC_RNR_RETRY_EXC_ERR.  An SRQ number of more than 24 bits never
-// leaves the sender (IBV_WC_LOC_QP_OP_ERR).  Each time the INI goes to the error state and
+// leaves the sender (IBV_WC_LOC_QP_OP_ERR), nor does an ATOMIC WRITE: sroce
+// does not speak XRC's opcode for it.  Each time the INI goes to the error state and
 // flushes the WR behind, no memory of the target changes, nothing completes
 // at any SRQ, and the WQEs posted before are all still there: a message on
 // a new connection takes each.
@@ -30,6 +31,7 @@ enum class Fault {
 	RkeyOfAnotherPd,	// an RDMA WRITE, R_Key of another PD's MR
 	EmptySrqRnrRetry0,	// nothing posted, rnr_retry 0
 	SrqnBeyond24Bits,	// the fixture's SRQ number with bit 24 set
+	AtomicWriteNotSpoken,	// IBV_WR_ATOMIC_WRITE through XRC
 };
 
 struct FaultCase {
@@ -144,6 +146,12 @@ TEST_P(XrcFault, SenderFailsAndNothingLands)
 		// cut to the XRCETH's 24 bits it would reach srq_'s WQE
 		wrs.push_back(xsend(1, srqn_ | 1u << 24, {local.sge(0, 64)}));
 		break;
+	case Fault::AtomicWriteNotSpoken:
+		// a good address, key and SRQ; the provider takes the WR (the
+		// QP announces ATOMIC WRITE), the kernel fails it
+		wrs.push_back(xrdma(1, IBV_WR_ATOMIC_WRITE, srqn_,
+				    {local.sge(0, 8)}, mid, mr->rkey));
+		break;
 	}
 	// Behind it, a SEND that would do on its own.
 	wrs.push_back(xsend(2, srqn_, {local.sge(64, 64)}));
@@ -210,6 +218,9 @@ INSTANTIATE_TEST_SUITE_P(
 		// sroce's reading: a number the wire cannot carry is the
 		// sender's own fault, never sent
 		FaultCase{"SrqnBeyond24Bits", Fault::SrqnBeyond24Bits,
+			  IBV_WC_LOC_QP_OP_ERR},
+		// XRC's ATOMIC WRITE (0xbd) is not spoken (provider.md)
+		FaultCase{"AtomicWriteNotSpoken", Fault::AtomicWriteNotSpoken,
 			  IBV_WC_LOC_QP_OP_ERR}),
 	[](const ::testing::TestParamInfo<FaultCase> &i) {
 		return std::string(i.param.name);
