@@ -20,7 +20,7 @@
 #                        SUITES="device pair" limits the suites)
 #   make bench           sroce vs rdma_rxe vs TCP in QEMU guests, kernel 6.1
 #                        (~16 min measured; BENCH_ARGS="-k all": 6.1 and 6.12,
-#                        ~32 min estimated; "--quick": ~8 min, "-k all --quick":
+#                        ~38 min measured; "--quick": ~8 min, "-k all --quick":
 #                        16 min measured on a loaded host; also
 #                        --runs N, --profile FIGURE; Documentation/benchmarks.md)
 #
