@@ -73,8 +73,8 @@ int sroce_tx_start_to(struct sroce_qp *qp, struct sroce_tx *tx,
  * Payloads from this many bytes on are copied in with their CRC taken on
  * the way (kernel/core/crc32.h), if the packet is likely to need an ICRC.
  * Joining that CRC to the headers' costs a multiplication per bit set in
- * len / 4 (one for a whole MTU), which on small payloads is more than the
- * second pass over them.
+ * len / 4 (one for a whole MTU), which on small payloads can be more than
+ * the second pass over them costs.
  */
 #define SROCE_TX_ONE_PASS_MIN	512
 
