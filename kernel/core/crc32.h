@@ -34,6 +34,16 @@ void sroce_crc32_init(void);
  */
 u32 sroce_crc32_copy(u32 crc, void *dst, const void *src, size_t len);
 
+/* A copy that takes the CRC on the way only when asked: crc may be NULL. */
+static inline void sroce_crc32_move(u32 *crc, void *dst, const void *src,
+				    size_t len)
+{
+	if (crc)
+		*crc = sroce_crc32_copy(*crc, dst, src, len);
+	else
+		memcpy(dst, src, len);
+}
+
 /*
  * The state crc advanced over len zero bytes: one multiplication modulo
  * the polynomial per bit set in len / 4, a bit step per bit of len % 4.

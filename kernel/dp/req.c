@@ -573,7 +573,6 @@ static enum sroce_wc_status sroce_req_fill(struct sroce_qp *qp,
 					   struct sroce_swqe *w, u32 len)
 {
 	u64 off = qp->req.cur_off;
-	const u8 *inl;
 	u32 *crc;
 
 	if (tx->op->hdrs & SROCE_HDR_DETH)
@@ -595,11 +594,8 @@ static enum sroce_wc_status sroce_req_fill(struct sroce_qp *qp,
 		return SROCE_WC_SUCCESS;
 	crc = sroce_tx_payload_crc(qp, tx, len);
 	if (wqe->send_flags & IB_SEND_INLINE) {
-		inl = (const u8 *)(wqe + 1) + off;
-		if (crc)
-			*crc = sroce_crc32_copy(*crc, tx->payload, inl, len);
-		else
-			memcpy(tx->payload, inl, len);
+		sroce_crc32_move(crc, tx->payload,
+				 (const u8 *)(wqe + 1) + off, len);
 		return SROCE_WC_SUCCESS;
 	}
 	return sroce_sgl_copy(qp, (const struct sroce_sge *)(wqe + 1),

@@ -63,7 +63,7 @@ int sroce_tx_start_to(struct sroce_qp *qp, struct sroce_tx *tx,
 	}
 	tx->bth = tx->skb->data;
 	tx->payload = tx->bth + tx->op->hdr_len;
-	tx->has_part = false;
+	tx->part.len = 0;
 	sroce_hdr_bth_encode(tx->bth, &bth);
 	memset(tx->payload + payload_len, 0, pad);
 	return 0;
@@ -95,7 +95,6 @@ u32 *sroce_tx_payload_crc(struct sroce_qp *qp, struct sroce_tx *tx, u32 len)
 	tx->part.off = tx->op->hdr_len;
 	tx->part.len = len;
 	tx->part.crc = 0;
-	tx->has_part = true;
 	return &tx->part.crc;
 }
 
@@ -289,7 +288,7 @@ int sroce_tx_send(struct sroce_qp *qp, struct sroce_tx *tx)
 	skb_shinfo(skb)->destructor_arg = tok;
 	skb->destructor = sroce_tx_destructor;
 	return sroce_net_xmit(qp, tx->av, tx->dest_qpn, skb,
-			      tx->has_part ? &tx->part : NULL);
+			      tx->part.len ? &tx->part : NULL);
 }
 
 void sroce_tx_abort(struct sroce_tx *tx)

@@ -18,9 +18,8 @@ struct sroce_tx {
 	const struct sroce_opcode_info *op;
 	u8 *bth;
 	u8 *payload;			/* op->hdr_len bytes after the BTH */
-	/* the payload's CRC if sroce_tx_payload_crc() asked for it */
+	/* the payload's CRC if sroce_tx_payload_crc() took one (len > 0) */
 	struct sroce_icrc_part part;
-	bool has_part;
 };
 
 int sroce_tx_start_to(struct sroce_qp *qp, struct sroce_tx *tx,

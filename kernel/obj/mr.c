@@ -759,10 +759,8 @@ static void sroce_mr_move(void *va, void *buf, size_t len,
 {
 	if (dir == SROCE_MR_TO_MR)
 		memcpy(va, buf, len);
-	else if (crc)
-		*crc = sroce_crc32_copy(*crc, buf, va, len);
 	else
-		memcpy(buf, va, len);
+		sroce_crc32_move(crc, buf, va, len);
 }
 
 /*
