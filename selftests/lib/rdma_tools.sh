@@ -34,8 +34,10 @@
 #       bw: BW average or MsgRate positive; lat: 0 < t_min <= t_typical,
 #       t_avg <= t_max.  perftest calibrates its clock against gettimeofday
 #       and under TCG that can fail ("Correlation coefficient r^2 < 0.9",
-#       numbers 0 or inf): the run is repeated once (on PORT+1), and if the
-#       clock fails again the run fails (numbers it cannot check).
+#       numbers 0 or inf): the run is repeated, up to three runs in all (on
+#       PORT+1, then PORT), and if the clock fails in each the run fails
+#       (numbers it cannot check).  A failure prints its reason before the
+#       tool's output and again after it.
 #   rt_rping NAME PORT [ARGS...]      rping over rdma_cm (-C -S -V ...),
 #       addressed by IP (so the GID family follows the addresses); with -V
 #       the client compares every byte the server wrote back (RDMA READ
@@ -470,12 +472,22 @@ _rt_perf_check() {
 _rt_clock_failed() { grep -q 'Correlation coefficient r^2' "$1" 2>/dev/null; }
 
 # RT_VERDICT for perftest: run again if the client's clock calibration failed
+# (at most _RT_PERF_ATTEMPTS runs in all)
+_RT_PERF_ATTEMPTS=3
 _rt_perf_verdict() {
-	if [ "$RT_CLI_RC" = 0 ] && [ "$attempt" = 1 ] && _rt_clock_failed "$RT_OUT/$1.client"; then
+	if [ "$RT_CLI_RC" = 0 ] && [ "$attempt" -lt "$_RT_PERF_ATTEMPTS" ] && _rt_clock_failed "$RT_OUT/$1.client"; then
 		echo retry
 	else
 		echo 'done'
 	fi
+}
+
+# _rt_perf_failed FILE WHAT WHY: the reason, the tool's output, and the
+# reason again after it, so that a log that keeps only its tail says why
+_rt_perf_failed() {
+	echo "$3"
+	rt_show "$1" "$2"
+	echo "${3%%$'\n'*} (${2%% *} failed; its output above)"
 }
 
 rt_perf() {
@@ -493,7 +505,10 @@ rt_perf() {
 	[ "$kind" = bw ] && iters=$((iters * qps))
 	sizes=$(_rt_perf_sizes "$tool" "${args[@]}")
 	while :; do
-		local p=$((port + attempt - 1))
+		# two ports per run (callers space their runs by two): an attempt
+		# comes after a clean exit of both tools, so the third may take
+		# the first one's port again
+		local p=$((port + (attempt - 1) % 2))
 		run=$name.$attempt
 		RT_VERDICT=_rt_perf_verdict rt_run "$run" "$p" _rt_ready_tcp \
 			-- "$tool" -d "$RT_S_DEV" -x "$RT_S_GID" -p "$p" -F "${args[@]}" \
@@ -502,35 +517,37 @@ rt_perf() {
 		rt_is_client && word=$(_rt_perf_verdict "$run")
 		[ "$word" = retry ] || break
 		echo "perftest could not calibrate its clock (TCG under load): running it again"
-		attempt=2
+		attempt=$((attempt + 1))
 	done
+	local why
 	if rt_is_server; then
+		why=''
 		if [ "$RT_SRV_RC" != 0 ]; then
-			_rt_status server "$RT_SRV_RC"
-			rt_show "$RT_OUT/$run.server" "server output"
-			rc=1
+			why=$(_rt_status server "$RT_SRV_RC")
 		elif ! grep -q 'remote address' "$RT_OUT/$run.server"; then
-			echo "server: no remote address exchanged"
-			rt_show "$RT_OUT/$run.server" "server output"
+			why="server: no remote address exchanged"
+		fi
+		if [ -n "$why" ]; then
+			_rt_perf_failed "$RT_OUT/$run.server" "server output" "$why"
 			rc=1
 		else
 			echo "server: exit status 0"
 		fi
 	fi
 	if rt_is_client; then
+		why=''
 		clock=1
 		_rt_clock_failed "$RT_OUT/$run.client" && clock=0
 		if [ "$RT_CLI_RC" != 0 ]; then
-			_rt_status client "$RT_CLI_RC"
-			rt_show "$RT_OUT/$run.client" "client output"
-			rc=1
-		elif ! _rt_perf_check "$RT_OUT/$run.client" "$kind" "$iters" "$sizes" "$clock"; then
-			rt_show "$RT_OUT/$run.client" "client output"
-			rc=1
+			why=$(_rt_status client "$RT_CLI_RC")
+		elif ! why=$(_rt_perf_check "$RT_OUT/$run.client" "$kind" "$iters" "$sizes" "$clock"); then
+			:
 		elif [ "$clock" != 1 ]; then
 			# Its numbers are meaningless then: not checked is not passed
-			echo "perftest's clock calibration failed twice (host overloaded?): its times and rates cannot be checked"
-			rt_show "$RT_OUT/$run.client" "client output"
+			why="perftest's clock calibration failed in each of its $attempt attempts (host overloaded?): its times and rates cannot be checked"
+		fi
+		if [ -n "$why" ]; then
+			_rt_perf_failed "$RT_OUT/$run.client" "client output" "$why"
 			rc=1
 		else
 			sed -n '/^ *#bytes/,/^-/p' "$RT_OUT/$run.client" | sed '$d' | tr -s ' \t' ' ' | sed 's/^/client:/'
