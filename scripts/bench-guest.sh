@@ -45,7 +45,9 @@
 #   (perf report --stdio, flat) and RUN.folded (perf script folded by
 #   $TOOLS/bench-fold, userspace/tools/bench_fold.cc), made in the guest while the module is loaded so
 #   that its symbols resolve through /proc/kallsyms),
-#   BENCH_PROFILE_FREQ (499: samples per second and vCPU)
+#   BENCH_PROFILE_FREQ (499: samples per second and vCPU),
+#   BENCH_PROFILE_SCALE (100: the profiled run's iterations in percent of
+#   its count from BENCH_SCALE)
 
 set -u
 # One compound command: bash parses the whole script before running it, so
@@ -70,6 +72,7 @@ TOOLS=${BENCH_TOOLS:-$SROCE_BUILD/userspace/tools}
 CPULOG=$SROCE_LOGDIR/cpu.txt
 PROFILE=${BENCH_PROFILE:-}
 PROF_FREQ=${BENCH_PROFILE_FREQ:-499}
+PROF_SCALE=${BENCH_PROFILE_SCALE:-100}
 PROF_DIR=$SROCE_LOGDIR/profile
 FAILED=0
 PORT=20000
@@ -203,6 +206,7 @@ perf_run() {		# DRIVER ROUND KIND TOOL SIZE QPS
 	else
 		n=$(iters "$size")
 	fi
+	[ "$drv.$tool.$size.q$q" = "$PROFILE" ] && n=$((n * PROF_SCALE / 100))
 	args=(-s "$size" -n "$n")
 	[ "$q" = 1 ] || args+=(-q "$q")
 	run "$drv.$tool.$size.q$q.r$r" rt_perf "$drv.$tool.$size.q$q.r$r" "$PORT" "$kind" "$tool" "${args[@]}"
