@@ -173,6 +173,9 @@ prof_stop() {
 	tb_log "profile of $1: $(grep -c . "$PROF_DIR/$1.folded") stacks in profile/$1.folded"
 }
 
+# profiled NAME: is the run NAME (NAME.rROUND too) the one to profile?
+profiled() { [ -n "$PROFILE" ] && [ "${1%.r*}" = "$PROFILE" ]; }
+
 # run NAME: run the rest of the arguments (an rt_* call), logging this
 # guest's busy jiffies over it; a failure is counted and the bench goes on.
 # NAME.rROUND = BENCH_PROFILE.rROUND: profiled.
@@ -180,7 +183,7 @@ run() {
 	local name=$1 b0 rc=0 prof=0
 	shift
 	tb_log "$name"
-	if [ -n "$PROFILE" ] && [ "${name%.r*}" = "$PROFILE" ]; then
+	if profiled "$name"; then
 		prof=1
 		prof_start "$name" || { FAILED=$((FAILED + 1)); prof=0; }
 	fi
@@ -200,16 +203,17 @@ run() {
 }
 
 perf_run() {		# DRIVER ROUND KIND TOOL SIZE QPS
-	local drv=$1 r=$2 kind=$3 tool=$4 size=$5 q=$6 n args=()
+	local drv=$1 r=$2 kind=$3 tool=$4 size=$5 q=$6 n name args=()
 	if [ "$kind" = lat ]; then
 		n=$(iters lat)
 	else
 		n=$(iters "$size")
 	fi
-	[ "$drv.$tool.$size.q$q" = "$PROFILE" ] && n=$((n * PROF_SCALE / 100))
+	name=$drv.$tool.$size.q$q.r$r
+	profiled "$name" && n=$((n * PROF_SCALE / 100))
 	args=(-s "$size" -n "$n")
 	[ "$q" = 1 ] || args+=(-q "$q")
-	run "$drv.$tool.$size.q$q.r$r" rt_perf "$drv.$tool.$size.q$q.r$r" "$PORT" "$kind" "$tool" "${args[@]}"
+	run "$name" rt_perf "$name" "$PORT" "$kind" "$tool" "${args[@]}"
 }
 
 # link_up DRIVER / link_down DRIVER: create / remove this guest's device
