@@ -47,7 +47,10 @@
 #   that its symbols resolve through /proc/kallsyms),
 #   BENCH_PROFILE_FREQ (499: samples per second and vCPU),
 #   BENCH_PROFILE_SCALE (100: the profiled run's iterations in percent of
-#   its count from BENCH_SCALE)
+#   its count from BENCH_SCALE),
+#   BENCH_LAT_ONLY (0; 1: of the perftest set only the three latency runs,
+#   of the TCP set only tcp_pingpong, no middleware: scripts/bench's wire1
+#   set-up, two guests of one vCPU each)
 
 set -u
 # One compound command: bash parses the whole script before running it, so
@@ -68,6 +71,8 @@ TCP_SECS=${BENCH_TCP_SECS:-3}
 Q4=${BENCH_Q4:-1}
 PERFTEST=${BENCH_PERFTEST:-1}
 MW=${BENCH_MW:-1}
+LAT_ONLY=${BENCH_LAT_ONLY:-0}
+[ "$LAT_ONLY" = 1 ] && MW=0
 TOOLS=${BENCH_TOOLS:-$SROCE_BUILD/userspace/tools}
 CPULOG=$SROCE_LOGDIR/cpu.txt
 PROFILE=${BENCH_PROFILE:-}
@@ -244,6 +249,12 @@ link_down() {
 
 rdma_set() {		# DRIVER ROUND
 	local drv=$1 r=$2 tool size name
+	if [ "$LAT_ONLY" = 1 ]; then
+		for tool in ib_write_lat ib_send_lat ib_read_lat; do
+			perf_run "$drv" "$r" lat "$tool" 2 1
+		done
+		return
+	fi
 	# the CPU cost of a run that moves (almost) nothing: tool start-up,
 	# clock calibration, connection set-up and tear-down (a figure of
 	# its own in the report)
@@ -329,10 +340,12 @@ tcp_set() {		# ROUND
 	else
 		RT_CONNECT=$SROCE_IP4
 	fi
-	name=tcp.iperf3.65536.q1.r$r
-	run "$name" rt_run "$name.1" "$PORT" _rt_ready_tcp \
-		-- iperf3 -s -1 -p "$PORT" \
-		-- iperf3 -c "$RT_CONNECT" -p "$PORT" -l 65536 -t "$TCP_SECS" -f m
+	if [ "$LAT_ONLY" != 1 ]; then
+		name=tcp.iperf3.65536.q1.r$r
+		run "$name" rt_run "$name.1" "$PORT" _rt_ready_tcp \
+			-- iperf3 -s -1 -p "$PORT" \
+			-- iperf3 -c "$RT_CONNECT" -p "$PORT" -l 65536 -t "$TCP_SECS" -f m
+	fi
 	name=tcp.pingpong.2.q1.r$r
 	run "$name" rt_run "$name.1" "$PORT" _rt_ready_tcp \
 		-- "$TOOLS/tcp_pingpong" -s -p "$PORT" -S 2 \
@@ -352,7 +365,7 @@ round_order() {
 mkdir -p "$RT_OUT"
 [ -z "$PROFILE" ] || mkdir -p "$PROF_DIR"
 : >"$CPULOG"
-tb_log "bench: mode $MODE, kernel $SROCE_KVER, $(nproc) vCPUs, drivers: $DRIVERS, runs $RUNS, scale $SCALE%, perftest $PERFTEST, middleware $MW, TCP $TCP"
+tb_log "bench: mode $MODE, kernel $SROCE_KVER, $(nproc) vCPUs, drivers: $DRIVERS, runs $RUNS, scale $SCALE%, perftest $PERFTEST, middleware $MW, TCP $TCP, latency only $LAT_ONLY"
 # no device is set up by the bed (--no-link); make sure none is loaded
 for d in $DRIVERS; do
 	rmmod "$(mod_of "$d")" 2>/dev/null

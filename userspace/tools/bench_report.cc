@@ -41,7 +41,8 @@ verdicts.
 DIR holds one directory per guest kernel (DIR/6.1, DIR/6.12, as
 scripts/bench writes them; a DIR of an older bench with DIR/wire and
 DIR/loopback directly is one kernel) and in it one test-bed log dir per
-set-up: wire (two guests; the clients ran in guest b) and/or loopback (one
+set-up: wire (two guests; the clients ran in guest b), wire1 (the same
+with one vCPU per guest, the latencies only) and/or loopback (one
 guest).  Each has <role>/raw/DRIVER.TOOL.SIZE.qQPS.rROUND.ATTEMPT.client
 (perftest, iperf3, tcp_pingpong, ucx_perftest (TOOL ucx_tag: a batch of
 tag_lat at 8 B and tag_bw at 64 KiB) or fi_pingpong (TOOL fi_rdm) output;
@@ -68,6 +69,7 @@ using Opt = std::optional<double>;
 
 const std::vector<std::pair<std::string, std::string>> kSetups = {
 	{"wire", "two guests on one wire"},
+	{"wire1", "two guests on one wire, one vCPU each: the latencies"},
 	{"loopback", "one guest, server and client on one device"},
 };
 const std::vector<std::string> kDrivers = {"sroce", "rdma_rxe", "tcp"};
@@ -716,7 +718,10 @@ std::vector<std::pair<std::string, std::optional<bool>>> targets(const std::stri
 								   const Medians &med)
 {
 	std::vector<std::pair<std::string, std::optional<bool>>> res;
-	const bool wire = setup == "wire";
+	// wire1 runs the latencies only (scripts/bench): its other targets
+	// are the wire's
+	const bool lat_only = setup == "wire1";
+	const bool wire = setup == "wire" || lat_only;
 	auto m = [&med](const std::string &fid, const std::string &drv) -> Opt {
 		const auto it = med.find({fid, drv});
 		return it == med.end() ? Opt() : Opt(it->second);
@@ -738,6 +743,8 @@ std::vector<std::pair<std::string, std::optional<bool>>> targets(const std::stri
 		check(op + " lat 2 B: sroce p99 <= rdma_rxe typical", m(op + "_lat_p99", "sroce"),
 		      m(op + "_lat_typ", "rdma_rxe"), [](double a, double b) { return a <= b; });
 	}
+	if (lat_only)
+		return res;
 	for (const auto &op : kOps3)
 		check(op + " msg rate 64 B: sroce >= 2x rdma_rxe", m(op + "_rate_64", "sroce"),
 		      m(op + "_rate_64", "rdma_rxe"), [](double a, double b) { return a >= 2 * b; });
@@ -873,6 +880,7 @@ constexpr HistoryCol kHistory[] = {
 	{"wire", "write_lat_typ", "wire 2 B write lat"},
 	{"wire", "write_bw_65536", "wire 64 KiB write bw"},
 	{"wire", "cpu_per_gib", "wire CPU/GiB"},
+	{"wire1", "write_lat_typ", "wire1 2 B write lat"},
 };
 
 std::string join(const std::vector<std::string> &v, const std::string &sep)
@@ -1129,7 +1137,7 @@ int run(int argc, char **argv)
 	const fs::path top = args[0];
 	const auto kernels = find_kernels(top);
 	if (kernels.empty()) {
-		std::cerr << "bench-report: no wire/ or loopback/ results in " << args[0] << "\n";
+		std::cerr << "bench-report: no wire/, wire1/ or loopback/ results in " << args[0] << "\n";
 		return 1;
 	}
 	const auto info = read_setup_txt(top);
