@@ -718,8 +718,8 @@ std::vector<std::pair<std::string, std::optional<bool>>> targets(const std::stri
 								   const Medians &med)
 {
 	std::vector<std::pair<std::string, std::optional<bool>>> res;
-	// wire1 runs the latencies only (scripts/bench): its other targets
-	// are the wire's
+	// wire1 (scripts/bench) measures only the latencies: it has the
+	// wire's latency targets and no others
 	const bool lat_only = setup == "wire1";
 	const bool wire = setup == "wire" || lat_only;
 	auto m = [&med](const std::string &fid, const std::string &drv) -> Opt {
