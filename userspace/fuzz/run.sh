@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the libFuzzer targets of the protocol core with clang into
-# build/fuzz and run them for SECONDS in all (default 60, shared between
-# them: fuzz_pkt, the receive-path validator, gets two thirds, fuzz_decide,
-# the RC/UC transport decisions, the rest) on the seed corpus in
-# userspace/fuzz/seeds (hex files).  Exits non-zero if the build fails or a
+# build/fuzz and run them for SECONDS of CPU in all (default 60, shared
+# between them: fuzz_pkt, the receive-path validator, gets two thirds,
+# fuzz_decide, the RC/UC transport decisions, the rest) on the seed corpus
+# in userspace/fuzz/seeds (hex files).  With two CPUs or more the two run at
+# the same time, each with its own share, so the step takes two thirds of
+# SECONDS; their outputs follow each other in the log.  Exits non-zero if the build fails or a
 # fuzzer finds a crash, a sanitizer report, a failed property or a leak;
 # the reproducer is left in build/fuzz/artifacts/.
 #
@@ -53,19 +55,42 @@ pkt_secs=$(( secs * 2 / 3 ))
 [ "$pkt_secs" -ge 1 ] || pkt_secs=1
 decide_secs=$(( secs - pkt_secs ))
 [ "$decide_secs" -ge 1 ] || decide_secs=1
-for spec in "fuzz_pkt:$pkt_secs:$corpus" "fuzz_decide:$decide_secs:$dcorpus"; do
-	IFS=: read -r fuzzer fsecs fcorpus <<<"$spec"
-	echo "fuzz: $fuzzer for ${fsecs}s"
-	jobs=()
+
+# fuzz FUZZER SECONDS CORPUS: one libFuzzer run, its output in
+# $build/FUZZER.log
+fuzz() {
+	local jobs=()
 	if [ "${FUZZ_JOBS:-1}" -gt 1 ]; then
 		jobs=(-jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS")
 	fi
-	"$build/$fuzzer" -max_total_time="$fsecs" -print_final_stats=1 \
-		"${jobs[@]}" -artifact_prefix="$build/artifacts/$fuzzer-" \
-		"$fcorpus" || status=$?
-	if [ "$status" -ne 0 ]; then
-		echo "fuzz: $fuzzer failed (exit $status), see $build/artifacts/" >&2
-		exit "$status"
+	echo "fuzz: $1 for ${2}s" >"$build/$1.log"
+	"$build/$1" -max_total_time="$2" -print_final_stats=1 \
+		"${jobs[@]}" -artifact_prefix="$build/artifacts/$1-" \
+		"$3" >>"$build/$1.log" 2>&1
+}
+
+# report FUZZER STATUS: its log, and the verdict if it failed
+report() {
+	cat "$build/$1.log"
+	if [ "$2" -ne 0 ]; then
+		echo "fuzz: $1 failed (exit $2), see $build/artifacts/" >&2
+		status=$2
 	fi
-done
+}
+
+rm -f "$build/fuzz_pkt.log" "$build/fuzz_decide.log"
+pkt_status=0
+decide_status=0
+if [ "$(nproc)" -ge 2 ]; then
+	fuzz fuzz_pkt "$pkt_secs" "$corpus" &
+	pkt_pid=$!
+	fuzz fuzz_decide "$decide_secs" "$dcorpus" || decide_status=$?
+	wait "$pkt_pid" || pkt_status=$?
+else
+	fuzz fuzz_pkt "$pkt_secs" "$corpus" || pkt_status=$?
+	fuzz fuzz_decide "$decide_secs" "$dcorpus" || decide_status=$?
+fi
+report fuzz_pkt "$pkt_status"
+report fuzz_decide "$decide_status"
+[ "$status" -eq 0 ] || exit "$status"
 echo "fuzz: no failures"
