@@ -46,3 +46,4 @@ target_include_directories(sroce_provider_uverbs_test PRIVATE
 	"${SROCE_TOP}/userspace/provider"
 	"${SROCE_UAPI_DIR}")
 target_link_libraries(sroce_provider_uverbs_test PRIVATE PkgConfig::IBVERBS)
+sroce_gtest_pch(sroce_provider_uverbs_test)
