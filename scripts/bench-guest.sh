@@ -253,23 +253,19 @@ link_down() {
 
 rdma_set() {		# DRIVER ROUND
 	local drv=$1 r=$2 tool size name
-	if [ "$LAT_ONLY" = 1 ]; then
-		for tool in ib_write_lat ib_send_lat ib_read_lat; do
-			perf_run "$drv" "$r" lat "$tool" 2 1
+	if [ "$LAT_ONLY" != 1 ]; then
+		# the CPU cost of a run that moves (almost) nothing: tool
+		# start-up, clock calibration, connection set-up and tear-down
+		# (a figure of its own in the report)
+		name=$drv.baseline.2.q1.r$r
+		run "$name" rt_perf "$name" "$PORT" bw ib_write_bw -s 2 -n 20
+		for tool in ib_write_bw ib_send_bw ib_read_bw; do
+			for size in $BW_SIZES; do
+				perf_run "$drv" "$r" bw "$tool" "$size" 1
+			done
 		done
-		return
+		[ "$Q4" = 1 ] && perf_run "$drv" "$r" bw ib_write_bw 65536 4
 	fi
-	# the CPU cost of a run that moves (almost) nothing: tool start-up,
-	# clock calibration, connection set-up and tear-down (a figure of
-	# its own in the report)
-	name=$drv.baseline.2.q1.r$r
-	run "$name" rt_perf "$name" "$PORT" bw ib_write_bw -s 2 -n 20
-	for tool in ib_write_bw ib_send_bw ib_read_bw; do
-		for size in $BW_SIZES; do
-			perf_run "$drv" "$r" bw "$tool" "$size" 1
-		done
-	done
-	[ "$Q4" = 1 ] && perf_run "$drv" "$r" bw ib_write_bw 65536 4
 	for tool in ib_write_lat ib_send_lat ib_read_lat; do
 		perf_run "$drv" "$r" lat "$tool" 2 1
 	done
