@@ -7,9 +7,9 @@
 # fuzz_decide, the RC/UC transport decisions, the rest) on the seed corpus
 # in userspace/fuzz/seeds (hex files).  With two CPUs or more the two run at
 # the same time, each with its own share, so the step takes two thirds of
-# SECONDS; their outputs follow each other in the log.  Exits non-zero if the build fails or a
-# fuzzer finds a crash, a sanitizer report, a failed property or a leak;
-# the reproducer is left in build/fuzz/artifacts/.
+# SECONDS; their outputs follow each other in the log.  Exits non-zero if
+# the build fails or a fuzzer finds a crash, a sanitizer report, a failed
+# property or a leak; the reproducer is left in build/fuzz/artifacts/.
 #
 #   userspace/fuzz/run.sh [SECONDS]
 #
