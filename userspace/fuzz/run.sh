@@ -78,7 +78,6 @@ report() {
 	fi
 }
 
-rm -f "$build/fuzz_pkt.log" "$build/fuzz_decide.log"
 pkt_status=0
 decide_status=0
 if [ "$(nproc)" -ge 2 ]; then
