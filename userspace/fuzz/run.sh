@@ -14,7 +14,9 @@
 #   userspace/fuzz/run.sh [SECONDS]
 #
 # Environment: SROCE_BUILD (default <repo>/build), CC/CXX (default clang,
-# clang++), FUZZ_JOBS (parallel fuzzing processes, default 1).
+# clang++), FUZZ_JOBS (parallel fuzzing processes, default 1; their budget
+# is wall time), FUZZ_WALL_FACTOR (wall-clock backstop as a multiple of the
+# CPU budget, default 40).
 set -euo pipefail
 
 secs=${1:-60}
@@ -57,16 +59,57 @@ decide_secs=$(( secs - pkt_secs ))
 [ "$decide_secs" -ge 1 ] || decide_secs=1
 
 # fuzz FUZZER SECONDS CORPUS: one libFuzzer run, its output in
-# $build/FUZZER.log
+# $build/FUZZER.log.  The budget is CPU time, not wall time: make check
+# fuzzes at nice 19 beside the guests, where a wall-clock budget would buy
+# whatever CPU they leave.  libFuzzer has no CPU limit of its own, so
+# cpu_watch stops it the way libFuzzer's -max_total_time does (SIGUSR1: a
+# graceful exit with its final stats); the wall-clock limit is only a
+# backstop, and a run it ends short of its CPU fails.  With FUZZ_JOBS the
+# work is in forked workers, so the budget is wall time as libFuzzer has it.
 fuzz() {
-	local jobs=()
+	local jobs=() limit=$2 pid rc=0 watch=
 	if [ "${FUZZ_JOBS:-1}" -gt 1 ]; then
 		jobs=(-jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS")
+	else
+		limit=$(( $2 * ${FUZZ_WALL_FACTOR:-40} ))
 	fi
-	echo "fuzz: $1 for ${2}s" >"$build/$1.log"
-	"$build/$1" -max_total_time="$2" -print_final_stats=1 \
+	echo "fuzz: $1 for ${2}s of CPU" >"$build/$1.log"
+	"$build/$1" -max_total_time="$limit" -print_final_stats=1 \
 		"${jobs[@]}" -artifact_prefix="$build/artifacts/$1-" \
-		"$3" >>"$build/$1.log" 2>&1
+		"$3" >>"$build/$1.log" 2>&1 &
+	pid=$!
+	if [ ${#jobs[@]} -eq 0 ]; then
+		cpu_watch "$pid" "$2" "$build/$1.cpu" &
+		watch=$!
+	fi
+	wait "$pid" || rc=$?
+	[ -z "$watch" ] && return "$rc"
+	kill "$watch" 2>/dev/null || true
+	wait "$watch" 2>/dev/null || true
+	if [ "$rc" -eq 0 ] && [ "$(cat "$build/$1.cpu" 2>/dev/null || echo 0)" -lt "$2" ]; then
+		echo "fuzz: $1 had $(cat "$build/$1.cpu" 2>/dev/null || echo 0) of its ${2}s of CPU in ${limit}s" >>"$build/$1.log"
+		rc=1
+	fi
+	return "$rc"
+}
+
+# cpu_watch PID SECONDS FILE: SIGUSR1 to PID once it has used SECONDS of CPU
+# (user + system); its CPU seconds so far are kept in FILE.
+cpu_watch() {
+	local hz stat ticks used=0
+	hz=$(getconf CLK_TCK)
+	echo 0 >"$3"
+	while stat=$(cat "/proc/$1/stat" 2>/dev/null); do
+		# fields after the ")" that ends the command name: utime is 12th, stime 13th
+		ticks=$(awk '{ print $12 + $13 }' <<<"${stat##*) }")
+		used=$(( ticks / hz ))
+		echo "$used" >"$3"
+		if [ "$used" -ge "$2" ]; then
+			kill -USR1 "$1" 2>/dev/null
+			return 0
+		fi
+		sleep 1
+	done
 }
 
 # report FUZZER STATUS: its log, and the verdict if it failed
