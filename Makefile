@@ -4,6 +4,8 @@
 #
 #   make                 build sroce.ko for the running kernel and the provider
 #   make userspace       the provider plus the C++ tests (needs libgtest-dev)
+#   make userspace-guest only what the guest suites run (provider, device
+#                        tests, tools), not the host's unit tests
 #   make KDIR=/path      build the module against other kernel headers
 #   make ktests          the test modules the guest suites load (KDIR= too)
 #   make install         install sroce.ko (updates/) and the provider (as root)
@@ -38,14 +40,14 @@ SROCE_GIT := $(shell git -C $(CURDIR) describe --always --dirty --tags 2>/dev/nu
 krel = $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 kmod_dir = $(BUILD)/kmod/$(krel)
 
-.PHONY: all module ktests provider userspace unit microbench install \
+.PHONY: all module ktests provider userspace userspace-guest unit microbench install \
 	install-module install-provider deb check-packages demo check check-debug \
 	bench clean help
 
 all: module provider
 
 help:
-	@sed -n '3,22p' Makefile
+	@sed -n '3,27p' Makefile
 
 module:
 	@test -n "$(krel)" || { echo "sroce: no kernel headers at $(KDIR);" \
@@ -72,6 +74,14 @@ provider: $(BUILD)/userspace/CMakeCache.txt
 
 userspace: $(BUILD)/userspace/CMakeCache.txt
 	cmake --build $(BUILD)/userspace -j$(shell nproc)
+
+# What the guest suites run (the provider, the device tests and tools), not
+# the host's unit tests: make check starts the guests after this.  The
+# target is named only after the configure step, so that runs first (a build
+# tree configured before sroce_guest existed would not know it).
+userspace-guest: $(BUILD)/userspace/CMakeCache.txt
+	cmake -S $(CURDIR)/userspace -B $(BUILD)/userspace >/dev/null
+	cmake --build $(BUILD)/userspace --target sroce_guest -j$(shell nproc)
 
 unit: userspace
 	ctest --test-dir $(BUILD)/userspace --output-on-failure

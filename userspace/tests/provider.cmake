@@ -19,6 +19,7 @@ function(sroce_provider_test name)
 		GTest::gtest_main ${CMAKE_DL_LIBS})
 	add_dependencies(${name} sroce_provider)
 	gtest_discover_tests(${name})
+	sroce_host_only(${name})
 endfunction()
 
 # File name, RTLD_NOW resolution, exports and imported version nodes.
