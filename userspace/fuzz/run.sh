@@ -16,7 +16,7 @@
 # Environment: SROCE_BUILD (default <repo>/build), CC/CXX (default clang,
 # clang++), FUZZ_JOBS (parallel fuzzing processes, default 1; their budget
 # is wall time), FUZZ_WALL_FACTOR (wall-clock backstop as a multiple of the
-# CPU budget, default 40).
+# CPU budget, default 40; 0 for none).
 set -euo pipefail
 
 secs=${1:-60}
@@ -67,7 +67,7 @@ decide_secs=$(( secs - pkt_secs ))
 # backstop, and a run it ends short of its CPU fails.  With FUZZ_JOBS the
 # work is in forked workers, so the budget is wall time as libFuzzer has it.
 fuzz() {
-	local jobs=() limit=$2 pid rc=0 watch=
+	local jobs=() limit=$2 pid rc=0 watch='' used
 	if [ "${FUZZ_JOBS:-1}" -gt 1 ]; then
 		jobs=(-jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS")
 	else
@@ -86,8 +86,9 @@ fuzz() {
 	[ -z "$watch" ] && return "$rc"
 	kill "$watch" 2>/dev/null || true
 	wait "$watch" 2>/dev/null || true
-	if [ "$rc" -eq 0 ] && [ "$(cat "$build/$1.cpu" 2>/dev/null || echo 0)" -lt "$2" ]; then
-		echo "fuzz: $1 had $(cat "$build/$1.cpu" 2>/dev/null || echo 0) of its ${2}s of CPU in ${limit}s" >>"$build/$1.log"
+	used=$(cat "$build/$1.cpu" 2>/dev/null || echo 0)
+	if [ "$rc" -eq 0 ] && [ "$used" -lt "$2" ]; then
+		echo "fuzz: $1 had $used of its ${2}s of CPU in ${limit}s" >>"$build/$1.log"
 		rc=1
 	fi
 	return "$rc"
