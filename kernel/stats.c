@@ -45,6 +45,7 @@ static const struct rdma_stat_desc sroce_stats_descs[] = {
 	[SROCE_STAT_LINK_DOWNED].name = "link_downed",
 	[SROCE_STAT_REQ_ACCESS_ERR].name = "req_remote_access_errors",
 	[SROCE_STAT_RESP_ACCESS_ERR].name = "resp_remote_access_errors",
+	[SROCE_STAT_SQ_POLL].name = "sq_poll_handoffs",
 	SROCE_DROP_DESC(SROCE_DROP_NO_QP, "no_qp"),
 	SROCE_DROP_DESC(SROCE_DROP_RUNT, "runt"),
 	SROCE_DROP_DESC(SROCE_DROP_IP, "unsupported_ip"),

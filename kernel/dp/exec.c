@@ -105,8 +105,12 @@
  * as rx_backlog.
  */
 #include <linux/cpumask.h>
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/stat.h>
+#include <linux/tick.h>
 #include <linux/skbuff.h>
 #include <linux/workqueue.h>
 
@@ -130,6 +134,20 @@
 #define SROCE_EXEC_RXQ_MAX	8192	/* queued packets before dropping */
 #define SROCE_EXEC_RXQ_BYTES	(8 << 20)	/* and queued bytes, per QP */
 #define SROCE_EXEC_DEV_BYTES	(64L << 20)	/* and per device */
+#define SROCE_EXEC_POLL_MAX_NS	(1000 * NSEC_PER_USEC) /* per work run */
+#define SROCE_EXEC_POLL_GAP_NS	(1000 * NSEC_PER_USEC) /* doorbells apart */
+
+/*
+ * sq_poll_us: a user's send doorbell hands the QP's engine to its work
+ * item on another CPU, which runs it and then polls the SQ for this long
+ * after the last new WQE, with NEED_WAKEUP clear, so that a poster
+ * streaming WQEs makes no system call and the engine runs beside it
+ * (see "The SQ poller" in Documentation/architecture.md).  0: off.
+ */
+static unsigned int sq_poll_us = 50;
+module_param(sq_poll_us, uint, 0644);
+MODULE_PARM_DESC(sq_poll_us,
+		 "poll a streaming QP's SQ on another CPU for this many usec after its last WQE (0: run doorbells inline)");
 
 static struct workqueue_struct *sroce_wq;
 /* the CPU the next QP's work item is given */
@@ -609,6 +627,125 @@ void sroce_exec_unlock(struct sroce_qp *qp)
 }
 
 /*
+ * The SQ poller, in the work item.  Each round snapshots the SQ's producer
+ * before it runs the engine, so that the run sees every WQE up to the
+ * snapshot, then clears NEED_WAKEUP (the run's end set it) and waits for
+ * the producer to move.  A WQE posted after the snapshot moves it, one
+ * posted before was the run's; a poster that saw NEED_WAKEUP set in the
+ * moment between rang a doorbell, which queues this work again.
+ *
+ * Polling ends after sq_poll_us without a new WQE, as soon as anything
+ * else may run on this CPU (the work item is high priority and would
+ * starve it), or when the QP dies; a last run then leaves the QP idle the
+ * usual way, NEED_WAKEUP set and the SQ looked at once more.  It goes on in
+ * the next run of the work item, NEED_WAKEUP still clear, when a run left
+ * work and queued it, or after SROCE_EXEC_POLL_MAX_NS, so that the other
+ * work items of this CPU's pool get their turn.
+ */
+static void sroce_exec_poll(struct sroce_qp *qp)
+{
+	atomic_t *flags = sroce_queue_flags(&qp->sq);
+	u64 start = local_clock(), now, last = start;
+	u32 seen;
+
+	for (;;) {
+		seen = sroce_queue_peer_producer(&qp->sq);
+		sroce_exec_drive(qp, SROCE_EXEC_BUDGET);
+		sroce_exec_dispatch(qp);
+		/* a poster seeing it late only rings once more */
+		atomic_andnot(SROCE_SQ_NEED_WAKEUP, flags);
+		for (;;) {
+			if (work_pending(&qp->work))
+				return;
+			if (need_resched() || !single_task_running() ||
+			    test_bit(SROCE_EXEC_DYING, &qp->events))
+				goto out;
+			now = local_clock();
+			if (now - start > SROCE_EXEC_POLL_MAX_NS) {
+				sroce_exec_kick(qp);
+				return;
+			}
+			if (sroce_queue_peer_producer(&qp->sq) != seen)
+				break;
+			if (now - last > READ_ONCE(sq_poll_us) * NSEC_PER_USEC)
+				goto out;
+			cpu_relax();
+		}
+		last = now;
+	}
+out:
+	clear_bit(SROCE_EXEC_POLL, &qp->events);
+	sroce_exec_drive(qp, SROCE_EXEC_BUDGET);
+	sroce_exec_dispatch(qp);
+}
+
+/* Another online CPU than the caller's for the poller, or nr_cpu_ids. */
+static int sroce_exec_poll_cpu(struct sroce_qp *qp)
+{
+	int self = raw_smp_processor_id();
+	int cpu = READ_ONCE(qp->exec_cpu);
+
+	if (cpu != self && cpu_online(cpu))
+		return cpu;
+	cpu = cpumask_next(self, cpu_online_mask);
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	return cpu == self ? nr_cpu_ids : cpu;
+}
+
+/*
+ * Whether a send doorbell goes to the poller on @cpu: while the poster
+ * streams (its doorbells less than SROCE_EXEC_POLL_GAP_NS apart) and @cpu
+ * was idle at least half the time since the last one.  A poster whose
+ * peer keeps that CPU busy - a latency test, both ends polling - runs the
+ * engine in its own system call: a hand-off would cost it a wake-up of the
+ * other CPU per message.  The fields are hints; concurrent doorbells of
+ * one QP may race on them.
+ */
+static bool sroce_exec_poll_worth(struct sroce_qp *qp, int cpu)
+{
+	u64 now = ktime_get_ns(), idle = get_cpu_idle_time_us(cpu, NULL);
+	u64 dt = now - READ_ONCE(qp->db_ns);
+	u64 didle = idle - READ_ONCE(qp->db_idle_us);
+	bool same = READ_ONCE(qp->db_cpu) == cpu;
+
+	WRITE_ONCE(qp->db_ns, now);
+	WRITE_ONCE(qp->db_idle_us, idle);
+	WRITE_ONCE(qp->db_cpu, cpu);
+	/* (u64)-1: no idle accounting (nohz off) */
+	if (idle == (u64)-1 || !same || dt > SROCE_EXEC_POLL_GAP_NS)
+		return false;
+	return didle * NSEC_PER_USEC * 2 >= dt;
+}
+
+/*
+ * A user's send doorbell.  With sq_poll_us set and another CPU online, the
+ * poster only wakes the poller (which clears NEED_WAKEUP first, so that
+ * its next WQEs need no doorbell) and returns; the QP's deferred work
+ * moves to that CPU.
+ */
+void sroce_exec_doorbell_sq(struct sroce_qp *qp)
+{
+	int cpu;
+
+	if (!READ_ONCE(sq_poll_us)) {
+		sroce_exec_doorbell(qp);
+		return;
+	}
+	cpu = sroce_exec_poll_cpu(qp);
+	if (cpu >= nr_cpu_ids || !sroce_exec_poll_worth(qp, cpu)) {
+		sroce_exec_doorbell(qp);
+		return;
+	}
+	sroce_stats_inc(to_sroce_dev(qp->ibqp.device), SROCE_STAT_SQ_POLL);
+	WRITE_ONCE(qp->exec_cpu, cpu);
+	set_bit(SROCE_EXEC_POLL, &qp->events);
+	/* the poller runs and looks at the SQ before NEED_WAKEUP is set again */
+	atomic_andnot(SROCE_SQ_NEED_WAKEUP, sroce_queue_flags(&qp->sq));
+	sroce_exec_kick(qp);
+}
+
+/*
  * The deferred run, in process context: what a run in the receive softirq
  * or a poster's context left, timers, transmit completions, modify_qp.
  */
@@ -619,6 +756,10 @@ static void sroce_exec_work(struct work_struct *work)
 	/* the last run could not allocate: give reclaim a tick */
 	if (test_and_clear_bit(SROCE_EXEC_NOMEM, &qp->events))
 		schedule_timeout_uninterruptible(1);
+	if (test_bit(SROCE_EXEC_POLL, &qp->events)) {
+		sroce_exec_poll(qp);
+		return;
+	}
 	sroce_exec_drive(qp, SROCE_EXEC_BUDGET);
 	sroce_exec_dispatch(qp);
 }
@@ -779,6 +920,7 @@ int sroce_exec_qp_init(struct sroce_qp *qp)
 	/* spread the QPs' work items over the CPUs */
 	qp->exec_cpu = cpumask_local_spread(atomic_inc_return(&sroce_exec_next_cpu),
 					    NUMA_NO_NODE);
+	qp->db_cpu = -1;
 	spin_lock_init(&qp->post_lock);
 	qp->events = 0;
 	qp->ae_pending = 0;

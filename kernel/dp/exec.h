@@ -17,6 +17,7 @@ enum sroce_exec_event {
 	SROCE_EXEC_LAST_WQE,	/* SRQ QP in error: LAST_WQE_REACHED owed */
 	SROCE_EXEC_PENDING,	/* input waits for a run (lost wake-ups) */
 	SROCE_EXEC_NOMEM,	/* a run found no memory for a packet */
+	SROCE_EXEC_POLL,	/* the work item polls the SQ (sq_poll_us) */
 };
 
 /*
@@ -32,8 +33,10 @@ void sroce_exec_rx(struct sroce_qp *qp, struct sk_buff *skb);
 
 /* Wake the QP's work item; any context; a no-op once destroy began. */
 void sroce_exec_kick(struct sroce_qp *qp);
-/* A user's send doorbell; process context (runs the engine if idle). */
+/* A user's doorbell; process context (runs the engine if idle). */
 void sroce_exec_doorbell(struct sroce_qp *qp);
+/* A user's send doorbell: the same, or hands the SQ to a poller. */
+void sroce_exec_doorbell_sq(struct sroce_qp *qp);
 /* A kernel poster's doorbell; any context (runs the engine if it may). */
 void sroce_exec_post(struct sroce_qp *qp);
 /* Set an event bit and wake the work item; callable from any context. */

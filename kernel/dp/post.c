@@ -191,7 +191,7 @@ static int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		sroce_exec_doorbell(qp);
+		sroce_exec_doorbell_sq(qp);
 		return 0;
 	}
 	if (READ_ONCE(qp->state) < IB_QPS_RTS) {
