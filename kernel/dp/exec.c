@@ -19,7 +19,9 @@
  *    processed at once, its ACK, READ response or completion included;
  *  - a provider's send doorbell (sroce_exec_doorbell(), its system call)
  *    and a kernel consumer's post_send, or post_recv in ERR
- *    (sroce_exec_post(), unless called with interrupts off).
+ *    (sroce_exec_post(), unless called with interrupts off); while a user
+ *    poster streams and another CPU is idle, its send doorbell hands the QP
+ *    to the SQ poller in the work item instead (kernel/dp/poll.c).
  * A run is bounded (SROCE_EXEC_BUDGET_INLINE packets in and out, a flush
  * as many WQEs; SROCE_EXEC_BUDGET in the work item); whatever is left, and
  * whatever needs process context, goes to the QP's work item on sroce_wq,
@@ -105,12 +107,8 @@
  * as rx_backlog.
  */
 #include <linux/cpumask.h>
-#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
-#include <linux/sched/clock.h>
-#include <linux/sched/stat.h>
-#include <linux/tick.h>
 #include <linux/skbuff.h>
 #include <linux/workqueue.h>
 
@@ -120,6 +118,7 @@
 #include "dp/comp.h"
 #include "dp/exec.h"
 #include "dp/net.h"
+#include "dp/poll.h"
 #include "dp/req.h"
 #include "dp/resp.h"
 #include "dp/tx.h"
@@ -134,20 +133,6 @@
 #define SROCE_EXEC_RXQ_MAX	8192	/* queued packets before dropping */
 #define SROCE_EXEC_RXQ_BYTES	(8 << 20)	/* and queued bytes, per QP */
 #define SROCE_EXEC_DEV_BYTES	(64L << 20)	/* and per device */
-#define SROCE_EXEC_POLL_MAX_NS	(1000 * NSEC_PER_USEC) /* per work run */
-#define SROCE_EXEC_POLL_GAP_NS	(1000 * NSEC_PER_USEC) /* doorbells apart */
-
-/*
- * sq_poll_us: a user's send doorbell hands the QP's engine to its work
- * item on another CPU, which runs it and then polls the SQ for this long
- * after the last new WQE, with NEED_WAKEUP clear, so that a poster
- * streaming WQEs makes no system call and the engine runs beside it
- * (see "The SQ poller" in Documentation/architecture.md).  0: off.
- */
-static unsigned int sq_poll_us = 50;
-module_param(sq_poll_us, uint, 0644);
-MODULE_PARM_DESC(sq_poll_us,
-		 "poll a streaming QP's SQ on another CPU for this many usec after its last WQE (0: run doorbells inline)");
 
 static struct workqueue_struct *sroce_wq;
 /* the CPU the next QP's work item is given */
@@ -626,123 +611,11 @@ void sroce_exec_unlock(struct sroce_qp *qp)
 		sroce_exec_kick(qp);
 }
 
-/*
- * The SQ poller, in the work item.  Each round snapshots the SQ's producer
- * before it runs the engine, so that the run sees every WQE up to the
- * snapshot, then clears NEED_WAKEUP (the run's end set it) and waits for
- * the producer to move.  A WQE posted after the snapshot moves it, one
- * posted before was the run's; a poster that saw NEED_WAKEUP set in the
- * moment between rang a doorbell, which queues this work again.
- *
- * Polling ends after sq_poll_us without a new WQE, as soon as anything
- * else may run on this CPU (the work item is high priority and would
- * starve it), or when the QP dies; a last run then leaves the QP idle the
- * usual way, NEED_WAKEUP set and the SQ looked at once more.  It goes on in
- * the next run of the work item, NEED_WAKEUP still clear, when a run left
- * work and queued it, or after SROCE_EXEC_POLL_MAX_NS, so that the other
- * work items of this CPU's pool get their turn.
- */
-static void sroce_exec_poll(struct sroce_qp *qp)
+/* One deferred run and the events it noted; process context. */
+void sroce_exec_deferred(struct sroce_qp *qp)
 {
-	atomic_t *flags = sroce_queue_flags(&qp->sq);
-	u64 start = local_clock(), now, last = start;
-	u32 seen;
-
-	for (;;) {
-		seen = sroce_queue_peer_producer(&qp->sq);
-		sroce_exec_drive(qp, SROCE_EXEC_BUDGET);
-		sroce_exec_dispatch(qp);
-		/* a poster seeing it late only rings once more */
-		atomic_andnot(SROCE_SQ_NEED_WAKEUP, flags);
-		for (;;) {
-			if (work_pending(&qp->work))
-				return;
-			if (need_resched() || !single_task_running() ||
-			    test_bit(SROCE_EXEC_DYING, &qp->events))
-				goto out;
-			now = local_clock();
-			if (now - start > SROCE_EXEC_POLL_MAX_NS) {
-				sroce_exec_kick(qp);
-				return;
-			}
-			if (sroce_queue_peer_producer(&qp->sq) != seen)
-				break;
-			if (now - last > READ_ONCE(sq_poll_us) * NSEC_PER_USEC)
-				goto out;
-			cpu_relax();
-		}
-		last = now;
-	}
-out:
-	clear_bit(SROCE_EXEC_POLL, &qp->events);
 	sroce_exec_drive(qp, SROCE_EXEC_BUDGET);
 	sroce_exec_dispatch(qp);
-}
-
-/* Another online CPU than the caller's for the poller, or nr_cpu_ids. */
-static int sroce_exec_poll_cpu(struct sroce_qp *qp)
-{
-	int self = raw_smp_processor_id();
-	int cpu = READ_ONCE(qp->exec_cpu);
-
-	if (cpu != self && cpu_online(cpu))
-		return cpu;
-	cpu = cpumask_next(self, cpu_online_mask);
-	if (cpu >= nr_cpu_ids)
-		cpu = cpumask_first(cpu_online_mask);
-	return cpu == self ? nr_cpu_ids : cpu;
-}
-
-/*
- * Whether a send doorbell goes to the poller on @cpu: while the poster
- * streams (its doorbells less than SROCE_EXEC_POLL_GAP_NS apart) and @cpu
- * was idle at least half the time since the last one.  A poster whose
- * peer keeps that CPU busy - a latency test, both ends polling - runs the
- * engine in its own system call: a hand-off would cost it a wake-up of the
- * other CPU per message.  The fields are hints; concurrent doorbells of
- * one QP may race on them.
- */
-static bool sroce_exec_poll_worth(struct sroce_qp *qp, int cpu)
-{
-	u64 now = ktime_get_ns(), idle = get_cpu_idle_time_us(cpu, NULL);
-	u64 dt = now - READ_ONCE(qp->db_ns);
-	u64 didle = idle - READ_ONCE(qp->db_idle_us);
-	bool same = READ_ONCE(qp->db_cpu) == cpu;
-
-	WRITE_ONCE(qp->db_ns, now);
-	WRITE_ONCE(qp->db_idle_us, idle);
-	WRITE_ONCE(qp->db_cpu, cpu);
-	/* (u64)-1: no idle accounting (nohz off) */
-	if (idle == (u64)-1 || !same || dt > SROCE_EXEC_POLL_GAP_NS)
-		return false;
-	return didle * NSEC_PER_USEC * 2 >= dt;
-}
-
-/*
- * A user's send doorbell.  With sq_poll_us set and another CPU online, the
- * poster only wakes the poller (which clears NEED_WAKEUP first, so that
- * its next WQEs need no doorbell) and returns; the QP's deferred work
- * moves to that CPU.
- */
-void sroce_exec_doorbell_sq(struct sroce_qp *qp)
-{
-	int cpu;
-
-	if (!READ_ONCE(sq_poll_us)) {
-		sroce_exec_doorbell(qp);
-		return;
-	}
-	cpu = sroce_exec_poll_cpu(qp);
-	if (cpu >= nr_cpu_ids || !sroce_exec_poll_worth(qp, cpu)) {
-		sroce_exec_doorbell(qp);
-		return;
-	}
-	sroce_stats_inc(to_sroce_dev(qp->ibqp.device), SROCE_STAT_SQ_POLL);
-	WRITE_ONCE(qp->exec_cpu, cpu);
-	set_bit(SROCE_EXEC_POLL, &qp->events);
-	/* the poller runs and looks at the SQ before NEED_WAKEUP is set again */
-	atomic_andnot(SROCE_SQ_NEED_WAKEUP, sroce_queue_flags(&qp->sq));
-	sroce_exec_kick(qp);
 }
 
 /*
@@ -757,11 +630,10 @@ static void sroce_exec_work(struct work_struct *work)
 	if (test_and_clear_bit(SROCE_EXEC_NOMEM, &qp->events))
 		schedule_timeout_uninterruptible(1);
 	if (test_bit(SROCE_EXEC_POLL, &qp->events)) {
-		sroce_exec_poll(qp);
+		sroce_poll_run(qp);
 		return;
 	}
-	sroce_exec_drive(qp, SROCE_EXEC_BUDGET);
-	sroce_exec_dispatch(qp);
+	sroce_exec_deferred(qp);
 }
 
 /*

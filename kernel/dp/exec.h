@@ -35,12 +35,13 @@ void sroce_exec_rx(struct sroce_qp *qp, struct sk_buff *skb);
 void sroce_exec_kick(struct sroce_qp *qp);
 /* A user's doorbell; process context (runs the engine if idle). */
 void sroce_exec_doorbell(struct sroce_qp *qp);
-/* A user's send doorbell: the same, or hands the SQ to a poller. */
-void sroce_exec_doorbell_sq(struct sroce_qp *qp);
 /* A kernel poster's doorbell; any context (runs the engine if it may). */
 void sroce_exec_post(struct sroce_qp *qp);
 /* Set an event bit and wake the work item; callable from any context. */
 void sroce_exec_event(struct sroce_qp *qp, int bit);
+
+/* A deferred run and the events it noted; process context (dp/poll.c). */
+void sroce_exec_deferred(struct sroce_qp *qp);
 
 /* Engine-internal, qp->exec_lock held. */
 void sroce_exec_packet(struct sroce_qp *qp, struct sk_buff *skb);

@@ -23,6 +23,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "dp/exec.h"
+#include "dp/poll.h"
 #include "dp/post.h"
 #include "obj/ah.h"
 #include "obj/qp.h"
@@ -191,7 +192,7 @@ static int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		sroce_exec_doorbell_sq(qp);
+		sroce_poll_doorbell(qp);
 		return 0;
 	}
 	if (READ_ONCE(qp->state) < IB_QPS_RTS) {
