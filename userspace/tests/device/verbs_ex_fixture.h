@@ -232,12 +232,8 @@ class Ex : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		std::string name;
-		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_, &name));
-		pd_.reset(ibv_alloc_pd(ctx_.get()));
-		ASSERT_TRUE(pd_) << std::strerror(errno);
-		gid_index_ = ipv4_gid(ctx_.get(), gid_);
-		ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID on " << name;
+		ASSERT_NO_FATAL_FAILURE(
+			open_with_ipv4_gid(ctx_, pd_, gid_, gid_index_));
 		// Events left over from earlier tests are not ours.
 		events(ctx_.get(), 0ms);
 	}

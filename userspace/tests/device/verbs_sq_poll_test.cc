@@ -74,11 +74,8 @@ protected:
 		if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 			GTEST_SKIP() << "one CPU online: no other CPU to poll on";
 		std::string name;
-		ASSERT_NO_FATAL_FAILURE(open_test_device(ctx_, &name));
-		pd_.reset(ibv_alloc_pd(ctx_.get()));
-		ASSERT_TRUE(pd_) << std::strerror(errno);
-		gid_index_ = ipv4_gid(ctx_.get(), gid_);
-		ASSERT_GE(gid_index_, 0) << "no IPv4 RoCE v2 GID on " << name;
+		ASSERT_NO_FATAL_FAILURE(
+			open_with_ipv4_gid(ctx_, pd_, gid_, gid_index_, &name));
 		ASSERT_GE(hw_counter("sq_poll_handoffs"), 0)
 			<< "cannot read sq_poll_handoffs of " << name;
 		Caps c;

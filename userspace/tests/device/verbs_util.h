@@ -154,6 +154,23 @@ inline int ipv4_gid(ibv_context *ctx, ibv_gid &gid, const char *ip4 = nullptr)
 	return -1;
 }
 
+// Opens the device under test with a PD and its IPv4 RoCE v2 GID (see
+// ipv4_gid()), the set-up of the fixtures whose QPs talk to each other
+// through the device's own address; a fatal failure if one is missing.
+inline void open_with_ipv4_gid(Context &ctx, Pd &pd, ibv_gid &gid,
+			       int &gid_index, std::string *name = nullptr)
+{
+	std::string dev;
+
+	ASSERT_NO_FATAL_FAILURE(open_test_device(ctx, &dev));
+	if (name)
+		*name = dev;
+	pd.reset(ibv_alloc_pd(ctx.get()));
+	ASSERT_TRUE(pd) << std::strerror(errno);
+	gid_index = ipv4_gid(ctx.get(), gid);
+	ASSERT_GE(gid_index, 0) << "no IPv4 RoCE v2 GID on " << dev;
+}
+
 // The index of port 1's RoCE v2 GID equal to want, or -1.
 inline int roce_v2_gid_index(ibv_context *ctx, const ibv_gid &want)
 {
