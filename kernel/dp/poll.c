@@ -133,10 +133,11 @@ static bool sroce_poll_worth(struct sroce_qp *qp, int cpu)
 }
 
 /*
- * A user's send doorbell.  With sq_poll_us set and another CPU online, the
- * poster only wakes the poller (which clears NEED_WAKEUP first, so that
- * its next WQEs need no doorbell) and returns; the QP's deferred work
- * moves to that CPU.
+ * A user's send doorbell.  Handing off, it clears NEED_WAKEUP (the poster's
+ * next WQEs need no doorbell), moves the QP's deferred work to the other
+ * CPU and wakes it there, and returns; otherwise it runs the engine here.
+ * The poller's CPU time is that CPU's, not the poster's: it takes only time
+ * that CPU would otherwise idle away.
  */
 void sroce_poll_doorbell(struct sroce_qp *qp)
 {
