@@ -23,55 +23,11 @@
 
 #include "rdma/sroce-abi.h"
 #include "test_env.h"
+#include "uverbs_maps.h"
 #include "verbs_raii.h"
 
 namespace sroce::test {
 namespace {
-
-// A mapping of the uverbs device, from /proc/self/maps.
-struct RingMap {
-	uintptr_t start = 0;
-	size_t len = 0;
-	off_t offset = 0;
-};
-
-std::vector<RingMap> uverbs_mappings()
-{
-	std::ifstream f("/proc/self/maps");
-	std::vector<RingMap> maps;
-	std::string line;
-
-	while (std::getline(f, line)) {
-		if (line.find("/dev/infiniband/uverbs") == std::string::npos)
-			continue;
-		std::istringstream in(line);
-		std::string range, perms, offset;
-		in >> range >> perms >> offset;
-		RingMap m;
-		const auto dash = range.find('-');
-		m.start = std::stoull(range.substr(0, dash), nullptr, 16);
-		m.len = std::stoull(range.substr(dash + 1), nullptr, 16) -
-			m.start;
-		m.offset = static_cast<off_t>(std::stoull(offset, nullptr, 16));
-		maps.push_back(m);
-	}
-	return maps;
-}
-
-// The mapping in now that is not in before (the ring of a CQ just made).
-RingMap new_mapping(const std::vector<RingMap> &before)
-{
-	RingMap ring;
-
-	for (const auto &m : uverbs_mappings()) {
-		bool old = false;
-		for (const auto &b : before)
-			old |= b.start == m.start;
-		if (!old)
-			ring = m;
-	}
-	return ring;
-}
 
 // What libfabric 1.17's ofi_rxm asks of the verbs provider for its CQ by
 // default: (128 receive + 128 send WRs) x FI_UNIVERSE_SIZE 1024.

@@ -8,19 +8,26 @@
 // completes, in order, and the destination holds each slot's last value,
 // so no WQE was lost or run twice between the poster, the poller and the
 // NEED_WAKEUP flag.  With sq_poll_us=0 the same stream hands off nothing.
+// A process that writes garbage into its SQ's producer index behind the
+// provider's back while the poller polls costs nothing but its own QP: the
+// QP is destroyed in bounded time and a new pair streams correctly after.
 // Skips on another driver (the counter and the parameter are sroce's) and
 // on a guest of one CPU (no other CPU to poll on).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <string>
 
+#include "rdma/sroce-abi.h"
 #include "test_env.h"
+#include "uverbs_maps.h"
 #include "verbs_raii.h"
 #include "verbs_util.h"
 
@@ -78,17 +85,43 @@ protected:
 			open_with_ipv4_gid(ctx_, pd_, gid_, gid_index_, &name));
 		ASSERT_GE(hw_counter("sq_poll_handoffs"), 0)
 			<< "cannot read sq_poll_handoffs of " << name;
-		Caps c;
-		c.send_wr = kSqDepth;
-		ASSERT_TRUE(make_end(a_, pd_.get(), c));
-		ASSERT_TRUE(make_end(b_, pd_.get(), c));
-		ASSERT_TRUE(connect(a_.qp.get(), b_->qp_num, gid_, gid_index_));
-		ASSERT_TRUE(connect(b_.qp.get(), a_->qp_num, gid_, gid_index_));
 		smr_.reset(ibv_reg_mr(pd_.get(), src_.data(), src_.size(),
 				      kMrAll));
 		dmr_.reset(ibv_reg_mr(pd_.get(), dst_.data(), dst_.size(),
 				      kMrAll));
 		ASSERT_TRUE(smr_ && dmr_) << std::strerror(errno);
+		ASSERT_NO_FATAL_FAILURE(make_pair());
+	}
+
+	// The QP goes before its CQs.
+	static void drop(End &e)
+	{
+		e.qp.reset();
+		e.scq.reset();
+		e.rcq.reset();
+	}
+
+	// a_ and b_ connected; sq_hdr_ is the header of a_'s SQ ring: of the
+	// rings a_ brought (two CQs of 256, an RQ of 64), the one of kSqDepth
+	// slots of a send WQE or more.
+	void make_pair()
+	{
+		Caps c;
+		c.send_wr = kSqDepth;
+		drop(a_);
+		drop(b_);
+		const auto before = uverbs_mappings();
+		ASSERT_TRUE(make_end(a_, pd_.get(), c));
+		sq_hdr_ = nullptr;
+		for (const auto &m : new_mappings(before)) {
+			auto *h = reinterpret_cast<sroce_ring_hdr *>(m.start);
+			if (h->num_slots == kSqDepth &&
+			    (1u << h->slot_shift) >= sizeof(sroce_send_wqe))
+				sq_hdr_ = h;
+		}
+		ASSERT_TRUE(make_end(b_, pd_.get(), c));
+		ASSERT_TRUE(connect(a_.qp.get(), b_->qp_num, gid_, gid_index_));
+		ASSERT_TRUE(connect(b_.qp.get(), a_->qp_num, gid_, gid_index_));
 	}
 
 	// WRITE i puts i into slot i % kSlots; every kSignal-th is signalled,
@@ -138,9 +171,10 @@ protected:
 	Pd pd_;
 	ibv_gid gid_{};
 	int gid_index_ = -1;
-	End a_, b_;
 	Buffer src_{kSlots * 8}, dst_{kSlots * 8};
 	Mr smr_, dmr_;
+	End a_, b_;
+	sroce_ring_hdr *sq_hdr_ = nullptr;
 };
 
 TEST_F(SqPoll, StreamedWritesAreHandedToThePollerAndAllArrive)
@@ -156,6 +190,59 @@ TEST_F(SqPoll, StreamedWritesAreHandedToThePollerAndAllArrive)
 	EXPECT_GT(handed, 0) << "no doorbell reached the poller";
 	// a poller that stays on needs few doorbells, not one per WRITE
 	EXPECT_LT(handed, kWrites / 2);
+}
+
+// For 300 ms, bursts of WRITEs (which hand the QP to the poller; their
+// posts may fail, their WQEs go astray), each followed by random values
+// stored into the SQ's producer while the poller still polls it.  The
+// kernel validates every producer it reads, so the worst is work for this
+// QP alone.  Then the QP must go within the usual bound, and a new pair
+// must stream with every byte right.  One thread: the other CPU must stay
+// idle for the hand-offs.
+TEST_F(SqPoll, ScribbledProducerCostsOnlyItsOwnQp)
+{
+	using Clock = std::chrono::steady_clock;
+	SqPollSetting on(50);
+	ASSERT_TRUE(on.ok()) << "cannot set " << kParam;
+	ASSERT_NE(sq_hdr_, nullptr) << "no SQ ring among the QP's mappings";
+	const long before = hw_counter("sq_poll_handoffs");
+	const auto end = Clock::now() + std::chrono::milliseconds(300);
+	std::mt19937 rng(20261203);
+	ibv_wc wc[16];
+	long posted = 0, scribbled = 0;
+
+	for (int i = 0; Clock::now() < end;) {
+		for (int n = 0; n < kSignal; n++, i++) {
+			const int slot = i % kSlots;
+			posted += post_send(a_.qp.get(), uint64_t(i),
+					    IBV_WR_RDMA_WRITE,
+					    {src_.addr(slot * 8), 8, smr_->lkey},
+					    n ? 0 : IBV_SEND_SIGNALED,
+					    dst_.addr(slot * 8),
+					    dmr_->rkey) == 0;
+		}
+		for (int n = 0; n < 2000; n++, scribbled++)
+			__atomic_store_n(&sq_hdr_->producer, uint32_t(rng()),
+					 __ATOMIC_RELEASE);
+		while (ibv_poll_cq(a_.scq.get(), 16, wc) > 0)
+			;
+	}
+	const long handed = hw_counter("sq_poll_handoffs") - before;
+	std::cout << posted << " WRITEs posted, " << scribbled
+		  << " producers scribbled, sq_poll_handoffs: +" << handed
+		  << "\n";
+	EXPECT_GT(handed, 0) << "the poller never polled the scribbled ring";
+
+	const auto t0 = Clock::now();
+	a_.qp.reset();
+	const auto took = Clock::now() - t0;
+	EXPECT_LT(took, slow(std::chrono::seconds{10}))
+		<< "destroying the scribbled QP took "
+		<< std::chrono::duration_cast<std::chrono::milliseconds>(took)
+			   .count()
+		<< " ms";
+	ASSERT_NO_FATAL_FAILURE(make_pair());
+	ASSERT_NO_FATAL_FAILURE(stream());
 }
 
 TEST_F(SqPoll, OffHandsNothingAndAllArrive)
