@@ -214,7 +214,7 @@ struct sroce_qp {
 	 */
 	spinlock_t exec_lock;		/* the engine's state, exec.c */
 	int exec_cpu;			/* where the work item runs */
-	/* the last send doorbell, for the SQ poller's choice (exec.c) */
+	/* the last send doorbell, for the SQ poller's choice (dp/poll.c) */
 	u64 db_ns;			/* its time, ktime_get_ns() */
 	u64 db_idle_us;			/* db_cpu's idle time then */
 	int db_cpu;			/* the poller's CPU it looked at */

@@ -230,13 +230,8 @@ TEST_F(CompletionQueue, CyclesLeaveNoObjectsBehind)
 				  nullptr);
 		EXPECT_EQ(debugfs_count("cqs"), cqs + 8);
 	}
-	for (const auto &m : uverbs_mappings()) {
-		bool old = false;
-		for (const auto &b : before)
-			old |= b.start == m.start;
-		if (!old)
-			munmap(reinterpret_cast<void *>(m.start), m.len);
-	}
+	for (const auto &m : new_mappings(before))
+		munmap(reinterpret_cast<void *>(m.start), m.len);
 	EXPECT_EQ(debugfs_count("cqs"), cqs);
 	EXPECT_EQ(debugfs_count("rings"), rings);
 }
@@ -248,16 +243,9 @@ TEST_F(CompletionQueue, RingMapsOnlyOnceAndOnlyAsCreated)
 	const auto before = uverbs_mappings();
 	Cq cq(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
 	ASSERT_TRUE(cq) << std::strerror(errno);
-	const auto after = uverbs_mappings();
-	ASSERT_EQ(after.size(), before.size() + 1);
-	RingMap ring;
-	for (const auto &m : after) {
-		bool old = false;
-		for (const auto &b : before)
-			old |= b.start == m.start;
-		if (!old)
-			ring = m;
-	}
+	const auto added = new_mappings(before);
+	ASSERT_EQ(added.size(), 1u);
+	const RingMap ring = added[0];
 	ASSERT_NE(ring.len, 0u);
 	const auto *hdr = reinterpret_cast<const sroce_ring_hdr *>(ring.start);
 	EXPECT_EQ(int(hdr->num_slots), cq->cqe);
