@@ -157,6 +157,10 @@ t_rds_ping() {
 	expect_match "$qp" " type RC state RTS " "the RDS connection's QP"
 	rds_rose sent_pkts "$s0"
 	rds_rose rcvd_pkts "$r0"
+	# the first guest to unload rds_rdma drops the connection under the
+	# other's checks above, whose RDS then reconnects (a cm ID in CONNECT
+	# with its QP in INIT, rejected until the peer loads RDS again)
+	tb_barrier "$KTAP_CASE.checked" 120 || fail "the peer did not get here"
 
 	rds_unload "$qpn"
 	! rdma resource show cm_id | grep -F 'comm [rds_rdma]' ||
