@@ -168,6 +168,18 @@ target_has_host_data() {
 	expect_eq "$got" "$want" "checksum of $IMG on the target"
 }
 
+# ulp_target_check [MIB]: the end of a case in which guest b wrote MIB
+# (default MIB) to the target: guest a checks that its RAM disk holds b's
+# data, and neither guest leaves the case before a has read it, as b's
+# next case may write there again (the NVMe-oF cases do, at once).  a's
+# check runs in a subshell, so that its failure still reaches the barrier.
+ulp_target_check() {
+	local rc=0
+	[ "$SROCE_ROLE" = b ] || (target_has_host_data "$@") || rc=$?
+	tb_barrier "$KTAP_CASE.checked" 120 || fail "the peer did not get here"
+	[ "$rc" = 0 ] || fail "the target does not hold guest b's data (above)"
+}
+
 t_nvmf_connect_write_read() {
 	local rc=0
 	if [ "$SROCE_ROLE" = b ]; then
@@ -175,8 +187,8 @@ t_nvmf_connect_write_read() {
 		rc=$?
 	fi
 	tb_barrier "$KTAP_CASE" 400 || fail "the peer did not get here"
+	ulp_target_check
 	[ "$rc" = 0 ] || fail "NVMe-oF I/O failed"
-	[ "$SROCE_ROLE" = b ] || target_has_host_data
 }
 
 # The SRQs of the device in this guest: rdma_rxe's count from the rdma tool,

@@ -3,7 +3,7 @@
 #
 # NVMe over Fabrics under trouble, cases of selftests/ulp.sh (sourced by it;
 # they use its DEV, IF, NQN, CFS, IMG, host_disk, nvmf_ctrl,
-# target_has_host_data, cm_listener, ulp_resources_back and lib/netem.sh).
+# ulp_target_check, cm_listener, ulp_resources_back and lib/netem.sh).
 # They run on the target t_nvmf_target_listens set up and the controller
 # t_nvmf_connect_write_read connected (reconnect_delay=1,
 # ctrl_loss_tmo=NVMF_LOSS_TMO), in this order:
@@ -192,8 +192,8 @@ nvmf_io_case() {
 		[ "$rc" = 0 ] || tb_put "$KTAP_CASE.done" failed
 	fi
 	tb_barrier "$KTAP_CASE" 400 || fail "the peer did not get here"
+	ulp_target_check "$NVMF_IO_MIB"
 	[ "$rc" = 0 ] || fail "this guest's side failed (above)"
-	[ "$SROCE_ROLE" = b ] || target_has_host_data "$NVMF_IO_MIB"
 }
 
 nvmf_io_across_restart() {
@@ -282,9 +282,9 @@ t_nvmf_netem_loss() {
 	dropped=$(netem_dropped)
 	netem_off
 	echo "netem dropped $dropped of this guest's packets"
+	ulp_target_check "$NVMF_LOSS_MIB"
 	[ "$rc" = 0 ] || fail "NVMe-oF I/O under 2% loss failed"
 	[ "${dropped:-0}" -gt 0 ] || fail "netem dropped nothing: no loss to recover from"
-	[ "$SROCE_ROLE" = b ] || target_has_host_data "$NVMF_LOSS_MIB"
 }
 
 # Guest b's side of t_nvmf_disconnect_under_load
