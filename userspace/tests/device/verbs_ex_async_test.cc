@@ -169,11 +169,9 @@ TEST_F(ExAsync, PortEventsFollowTheNetdev)
 	// The netdev's IPv6 link-local address comes and goes with it, so
 	// GID_CHANGE events may come too; only the port events count here.
 	auto port_events = [&c]() {
-		std::vector<Event> out;
-		for (const Event &e : events(c.get(), slow(3s)))
-			if (e.type != IBV_EVENT_GID_CHANGE)
-				out.push_back(e);
-		return out;
+		return events_upto(c.get(), 1, slow(3s), [](const Event &e) {
+			return e.type != IBV_EVENT_GID_CHANGE;
+		});
 	};
 	ASSERT_EQ(quiet_sh("ip link set " + nd + " down"), 0);
 	std::vector<Event> e = port_events();

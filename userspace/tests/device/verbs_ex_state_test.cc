@@ -112,10 +112,10 @@ TEST_F(ExSqd, StartedMessagesFinishAndNewOnesWaitForRts)
 	ASSERT_EQ(s.size(), 1u);
 	EXPECT_TRUE(is_ok(s[0], 1, IBV_WC_SEND, a.get()));
 	// b may have been in RTR still when the SEND came (COMM_EST).
-	std::vector<Event> ev;
-	for (const Event &e : events(ctx_.get(), slow(3s)))
-		if (e.type != IBV_EVENT_COMM_EST || e.element != b.get())
-			ev.push_back(e);
+	const std::vector<Event> ev =
+		events_upto(ctx_.get(), 1, slow(3s), [&b](const Event &e) {
+			return e.type != IBV_EVENT_COMM_EST || e.element != b.get();
+		});
 	ASSERT_EQ(ev.size(), 1u);
 	EXPECT_EQ(ev[0].type, IBV_EVENT_SQ_DRAINED);
 	EXPECT_EQ(ev[0].element, a.get());
