@@ -5,7 +5,10 @@
 # own IPv4-mapped and IPv6 GIDs (ibv_rc_pingpong with the data check,
 # perftest send/write/read bandwidth and write latency), then two devices
 # of the driver under test on the two ends of a
-# veth pair talking to each other.  Emits KTAP.
+# veth pair talking to each other.  Also the SQ poller's GoogleTest cases
+# (SqPoll.* of userspace/tests/device, which skip on another driver): they
+# need a second CPU, which this guest has and selftests/run's pair guests
+# do not.  Emits KTAP.
 #
 #   scripts/testbed -k 6.1 -n 1 selftests/loopback.sh               # sroce
 #   scripts/testbed -k 6.1 -n 1 -a rdma_rxe selftests/loopback.sh   # the reference
@@ -459,6 +462,8 @@ has_gids() {
 		tb_gid_index "${VETH_DEVS[1]}" fd53:726f:6366::2 >/dev/null 2>&1
 }
 
+# Of verbs_device_tests only the SQ poller's cases (pair runs the others).
+export GTEST_FILTER='SqPoll.*'
 # Arguments name a subset of the cases (the first one is always run).
 CASES=(
 	t_gids
@@ -472,6 +477,7 @@ CASES=(
 	t_perf_read_bw
 	t_perf_write_lat
 	t_loop_shortcut_write_bw
+	"gtest:$TESTS/verbs_device_tests"
 	t_loop_icrc_ipv4
 	t_loop_icrc_ipv6
 	t_loop_icrc_corrupt
