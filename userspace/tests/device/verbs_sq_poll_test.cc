@@ -1,5 +1,6 @@
 // The SQ poller (sq_poll_us, kernel/dp/exec.c) on a live sroce device, in a
-// test-bed guest of two vCPUs or more, as root (part of verbs_device_tests):
+// test-bed guest of two vCPUs or more, as root (part of verbs_device_tests;
+// selftests/loopback.sh runs these cases, pair.sh all the others):
 //   SROCE_RDMA_DEV=sroce0 verbs_device_tests --gtest_filter='SqPoll*'
 // One thread streams small RDMA WRITEs between two RC QPs of the device
 // (through its own IPv4 RoCE v2 GID) while the other CPU is idle: its
