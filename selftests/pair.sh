@@ -18,14 +18,15 @@
 # afterwards.  100000 malformed and adversarial datagrams (sroce_inject) at
 # guest a's device while live RC, UC and UD traffic runs between the
 # guests: each counted under exactly the reason predicted, the traffic
-# undisturbed (as namespaces only: see CASES).  Then the
-# verbs-level GoogleTest cases (userspace/tests/device; all but the SQ
-# poller's, which loopback.sh runs) run against guest a's device: they use
-# one device over its own GID, so guest b, whose device is the same driver on the same kernel, lists them and skips each
-# as one-sided (selftests/run counts each once), and stays on the wire
-# until guest a is done.  A case whose assertions are guest a's (the
-# receiver counts the drops) is one where guest b asserts its own part,
-# its sends, or skips as one-sided.  Emits KTAP.
+# undisturbed (as namespaces only: see CASES).  Then the verbs-level
+# GoogleTest cases (userspace/tests/device; all but the SQ poller's, which
+# loopback.sh runs) run against guest a's device: they use one device over
+# its own GID, so guest b, whose device is the same driver on the same
+# kernel, lists them and skips each as one-sided (selftests/run counts each
+# once), and stays on the wire until guest a is done.  A case whose
+# assertions are guest a's (the receiver counts the drops) is one where
+# guest b asserts its own part, its sends, or skips as one-sided.  Emits
+# KTAP.
 
 . "$(dirname "$0")/lib/ktap.sh"
 . "$(dirname "$0")/lib/gid.sh"
