@@ -108,13 +108,34 @@ static int sroce_poll_cpu(struct sroce_qp *qp)
 }
 
 /*
+ * Whether the poster streams, i.e. whether a poller would already have
+ * had this WQE to run: an earlier WQE of the QP is still unretired (a
+ * stream over a wire, whose ACKs take a round trip), or the last doorbell
+ * came less than two polling periods ago (a stream on this host, each
+ * message done within its doorbell).  A ping-pong over a wire - a latency
+ * test, a request waiting for its reply - rings on an empty SQ a round
+ * trip after the last doorbell; with its peer on another host the CPU
+ * here may well be idle, and handing each message off would add a wake-up
+ * of that CPU to every round trip.  @dt: ns since the last doorbell.
+ */
+static bool sroce_poll_streams(struct sroce_qp *qp, u64 dt)
+{
+	/* a hint: the engine moves comp under exec_lock, not taken here */
+	u32 unretired = sroce_queue_peer_producer(&qp->sq) -
+			READ_ONCE(qp->req.comp);
+
+	return unretired >= 2 ||
+	       dt < 2ULL * READ_ONCE(sq_poll_us) * NSEC_PER_USEC;
+}
+
+/*
  * Whether a send doorbell goes to the poller on @cpu: while the poster
- * streams (its doorbells less than SROCE_POLL_GAP_NS apart) and @cpu
- * was idle at least half the time since the last one.  A poster whose
- * peer keeps that CPU busy - a latency test, both ends polling - runs the
- * engine in its own system call: a hand-off would cost it a wake-up of the
- * other CPU per message.  The fields are hints; concurrent doorbells of
- * one QP may race on them.
+ * streams (sroce_poll_streams()) and @cpu was idle at least half the time
+ * since its last doorbell, at most SROCE_POLL_GAP_NS ago.  A poster whose
+ * peer keeps that CPU busy - a latency test on one host, both ends
+ * polling - runs the engine in its own system call: a hand-off would cost
+ * it a wake-up of the other CPU per message.  The fields are hints;
+ * concurrent doorbells of one QP may race on them.
  */
 static bool sroce_poll_worth(struct sroce_qp *qp, int cpu)
 {
@@ -129,7 +150,7 @@ static bool sroce_poll_worth(struct sroce_qp *qp, int cpu)
 	/* (u64)-1: no idle accounting (nohz off) */
 	if (idle == (u64)-1 || !same || dt > SROCE_POLL_GAP_NS)
 		return false;
-	return didle * NSEC_PER_USEC * 2 >= dt;
+	return didle * NSEC_PER_USEC * 2 >= dt && sroce_poll_streams(qp, dt);
 }
 
 /*

@@ -8,7 +8,10 @@
 // moves), which then runs the engine without doorbells.  Every WRITE
 // completes, in order, and the destination holds each slot's last value,
 // so no WQE was lost or run twice between the poster, the poller and the
-// NEED_WAKEUP flag.  With sq_poll_us=0 the same stream hands off nothing.
+// NEED_WAKEUP flag.  With sq_poll_us=0 the same stream hands off nothing;
+// nor, with the poller on, does a ping-pong whose doorbells come on an
+// empty SQ more than two polling periods apart (a round trip over a wire,
+// where a hand-off would add a wake-up of the idle CPU to each message).
 // A process that writes garbage into its SQ's producer index behind the
 // provider's back while the poller polls costs nothing but its own QP: the
 // QP is destroyed in bounded time and a new pair streams correctly after.
@@ -244,6 +247,44 @@ TEST_F(SqPoll, ScribbledProducerCostsOnlyItsOwnQp)
 		<< " ms";
 	ASSERT_NO_FATAL_FAILURE(make_pair());
 	ASSERT_NO_FATAL_FAILURE(stream());
+}
+
+// One signalled WRITE at a time, each posted 300 us (six polling periods)
+// after the last one completed, spinning so that the other CPU alone is
+// idle: the pattern of a latency test over a wire, whose replies take a
+// round trip.  The SQ is empty at every doorbell and the poster does not
+// stream, so no doorbell may go to the poller.
+TEST_F(SqPoll, PingPongWithPausesHandsNothing)
+{
+	using Clock = std::chrono::steady_clock;
+	constexpr int kRounds = 200;
+	SqPollSetting on(50);
+	ASSERT_TRUE(on.ok()) << "cannot set " << kParam;
+	auto *src = reinterpret_cast<uint64_t *>(src_.data());
+	const auto *dst = reinterpret_cast<const uint64_t *>(dst_.data());
+	const long before = hw_counter("sq_poll_handoffs");
+
+	for (int i = 0; i < kRounds; i++) {
+		src[0] = uint64_t(i) + 1;
+		ASSERT_EQ(post_send(a_.qp.get(), uint64_t(i),
+				    IBV_WR_RDMA_WRITE,
+				    {src_.addr(0), 8, smr_->lkey},
+				    IBV_SEND_SIGNALED, dst_.addr(0),
+				    dmr_->rkey),
+			  0)
+			<< "WRITE " << i;
+		ASSERT_TRUE(completes(a_.scq.get(), uint64_t(i),
+				      IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE));
+		ASSERT_EQ(__atomic_load_n(dst, __ATOMIC_ACQUIRE),
+			  uint64_t(i) + 1)
+			<< "WRITE " << i;
+		const auto until = Clock::now() + std::chrono::microseconds(300);
+		while (Clock::now() < until)
+			;
+	}
+	usleep(50000);	// ib_core's cached counter read expires
+	EXPECT_EQ(hw_counter("sq_poll_handoffs"), before)
+		<< "a ping-pong's doorbells went to the poller";
 }
 
 TEST_F(SqPoll, OffHandsNothingAndAllArrive)
